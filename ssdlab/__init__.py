@@ -1,0 +1,13 @@
+"""ssdlab: run SSD test suites with fio, load every result as tidy frames, publish reports."""
+
+from importlib.metadata import PackageNotFoundError, version
+
+try:
+    __version__ = version("ssdlab")
+except PackageNotFoundError:  # running from a source tree that is not installed
+    __version__ = "0.0.0+unknown"
+
+from .io import read_fio_json, read_fio_log  # noqa: E402
+from .results import Results, load  # noqa: E402
+
+__all__ = ["Results", "__version__", "load", "read_fio_json", "read_fio_log"]

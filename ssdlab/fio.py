@@ -1,0 +1,226 @@
+"""Find fio, write job files, and run fio while parsing its live status line."""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import signal
+import subprocess
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from .errors import FioError
+from .suite import Step
+
+LOG_PREFIX = "fio"
+LOG_WINDOW_MS = 1000
+
+_ETA_PCT = re.compile(r"\]\[(\d+(?:\.\d+)?)%\]")
+_ETA_BW = re.compile(r"\]\[((?:[rwt]=[\d.]+[KMGTP]?i?B/s,?)+)\]")
+_ETA_IOPS = re.compile(r"\]\[((?:[rwt]=[\d.]+[kMG]?,?)+) IOPS\]")
+_ETA_LEFT = re.compile(r"\[eta (?:(\d+)d:)?(?:(\d+)h:)?(?:(\d+)m:)?(\d+)s\]")
+_UNIT = {"": 1, "K": 1024, "M": 1024**2, "G": 1024**3, "T": 1024**4, "P": 1024**5}
+_COUNT = {"": 1, "k": 1e3, "M": 1e6, "G": 1e9}
+
+
+def fio_binary() -> str:
+    """Path of the fio executable (``$SSDLAB_FIO`` or ``fio`` on PATH)."""
+    found = shutil.which(os.environ.get("SSDLAB_FIO", "fio"))
+    if not found:
+        raise FioError(
+            "fio not found: install it (Debian: apt-get install fio; conda: conda install "
+            "-c conda-forge fio) or point SSDLAB_FIO at it"
+        )
+    return found
+
+
+def fio_version(binary: str | None = None) -> str:
+    """fio's version string, e.g. ``fio-3.33``."""
+    out = subprocess.run(
+        [binary or fio_binary(), "--version"], capture_output=True, text=True, check=False
+    )
+    return out.stdout.strip()
+
+
+def _fio_value(value: str | int | float | bool) -> str:
+    if isinstance(value, bool):
+        return "1" if value else "0"
+    return str(value)
+
+
+def job_file(step: Step, filename: str, *, direct: bool, header: str) -> str:
+    """The fio job file for one step: ramp excluded, per-second and histogram logs on."""
+    glob: dict[str, str | int | float | bool] = {
+        "filename": filename,
+        "ioengine": step.ioengine,
+        "direct": direct,
+        "time_based": True,
+        "runtime": f"{round(step.runtime_s * 1000)}ms",
+        "ramp_time": f"{round(step.ramp_s * 1000)}ms",
+        "group_reporting": True,
+        "log_avg_msec": LOG_WINDOW_MS,
+        "log_hist_msec": LOG_WINDOW_MS,
+        "log_unix_epoch": True,
+        "write_bw_log": LOG_PREFIX,
+        "write_iops_log": LOG_PREFIX,
+        "write_lat_log": LOG_PREFIX,
+        "write_hist_log": LOG_PREFIX,
+    }
+    if step.size:
+        glob["size"] = step.size
+    if step.offset:
+        glob["offset"] = step.offset
+    job: dict[str, str | int | float | bool] = {
+        "rw": step.rw,
+        "bs": step.bs,
+        "iodepth": step.iodepth,
+        "numjobs": step.numjobs,
+    }
+    if step.rwmixread is not None:
+        job["rwmixread"] = step.rwmixread
+    job.update(step.options)
+    lines = [f"; {header}", "[global]"]
+    lines += [f"{k}={_fio_value(v)}" for k, v in glob.items()]
+    lines += ["", f"[{step.name}]"]
+    lines += [f"{k}={_fio_value(v)}" for k, v in job.items()]
+    return "\n".join(lines) + "\n"
+
+
+@dataclass
+class FioStatus:
+    """One parse of fio's status line: progress, live rates (summed over directions)."""
+
+    percent: float | None = None
+    iops: float | None = None
+    bw_bytes_s: float | None = None
+    eta_s: int | None = None
+
+
+def parse_status_line(line: str) -> FioStatus | None:
+    """Parse ``Jobs: 1 (f=1): [r(1)][60.0%][r=300MiB/s][r=76.8k IOPS][eta 00m:02s]``."""
+    if not line.startswith("Jobs:"):
+        return None
+    status = FioStatus()
+    if m := _ETA_PCT.search(line):
+        status.percent = float(m.group(1))
+    if m := _ETA_BW.search(line):
+        status.bw_bytes_s = 0.0
+        for part in m.group(1).split(","):
+            num = re.match(r"[rwt]=([\d.]+)([KMGTP]?)", part)
+            if num:
+                status.bw_bytes_s += float(num.group(1)) * _UNIT[num.group(2)]
+    if m := _ETA_IOPS.search(line):
+        status.iops = 0.0
+        for part in m.group(1).split(","):
+            num = re.match(r"[rwt]=([\d.]+)([kMG]?)", part)
+            if num:
+                status.iops += float(num.group(1)) * _COUNT[num.group(2)]
+    if m := _ETA_LEFT.search(line):
+        d, h, mi, s = (int(x) if x else 0 for x in m.groups())
+        status.eta_s = ((d * 24 + h) * 60 + mi) * 60 + s
+    return status
+
+
+@dataclass
+class FioOutcome:
+    """How a fio process ended."""
+
+    returncode: int
+    interrupted: bool
+    stderr: list[str] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+
+    @property
+    def error(self) -> str | None:
+        """fio's own error text, or a generic one for a non-zero exit."""
+        if self.interrupted:
+            return "interrupted"
+        if self.returncode == 0:
+            return None
+        errs = self.stderr + [n for n in self.notes if n.startswith("fio:")]
+        text = "; ".join(dict.fromkeys(errs))
+        if len(text) > 400:
+            text = text[:400] + "…"
+        return f"fio exited with status {self.returncode}" + (f": {text}" if text else "")
+
+
+def run_fio(
+    jobfile: Path,
+    output_json: Path,
+    *,
+    on_status: Callable[[FioStatus], None] | None = None,
+    binary: str | None = None,
+) -> FioOutcome:
+    """Run fio on ``jobfile`` in its directory, writing json+ to ``output_json``.
+
+    Status lines go to ``on_status``; other stdout lines become the outcome's notes and
+    stderr is kept in ``fio.stderr`` beside the output. Ctrl-C or SIGTERM stops fio (it still
+    writes its results) and the outcome is marked interrupted.
+    """
+    cwd = jobfile.parent
+    cmd = [
+        binary or fio_binary(),
+        "--output-format=json+",
+        f"--output={output_json.name}",
+        "--eta=always",
+        "--eta-newline=1",
+        jobfile.name,
+    ]
+    interrupted = False
+    previous = signal.signal(signal.SIGTERM, _raise_keyboard_interrupt)
+    with (cwd / "fio.stderr").open("wb") as stderr:
+        proc = subprocess.Popen(cmd, cwd=cwd, stdout=subprocess.PIPE, stderr=stderr)
+        assert proc.stdout is not None
+        notes: list[str] = []
+        buf = b""
+        try:
+            while chunk := _read(proc):
+                buf += chunk
+                *lines, buf = re.split(rb"[\r\n]", buf)
+                for raw in lines:
+                    _handle_line(raw.decode(errors="replace").strip(), on_status, notes)
+        except KeyboardInterrupt:
+            interrupted = True
+            _stop(proc)
+        finally:
+            signal.signal(signal.SIGTERM, previous)
+        _handle_line(buf.decode(errors="replace").strip(), on_status, notes)
+        returncode = proc.wait()
+    stderr_lines = (cwd / "fio.stderr").read_text(errors="replace").splitlines()
+    return FioOutcome(returncode, interrupted, [e.strip() for e in stderr_lines if e.strip()], notes)
+
+
+def _read(proc: subprocess.Popen[bytes]) -> bytes:
+    assert proc.stdout is not None
+    return os.read(proc.stdout.fileno(), 65536)
+
+
+def _handle_line(
+    line: str, on_status: Callable[[FioStatus], None] | None, notes: list[str]
+) -> None:
+    if not line:
+        return
+    status = parse_status_line(line)
+    if status is None:
+        notes.append(line)
+    elif on_status is not None:
+        on_status(status)
+
+
+def _stop(proc: subprocess.Popen[bytes]) -> None:
+    """Ask fio to stop (it flushes results), then drain its output; kill it if it hangs."""
+    if proc.poll() is None:
+        proc.send_signal(signal.SIGINT)
+    try:
+        assert proc.stdout is not None
+        proc.stdout.read()
+        proc.wait(timeout=30)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        proc.wait()
+
+
+def _raise_keyboard_interrupt(signum: int, frame: object) -> None:
+    raise KeyboardInterrupt

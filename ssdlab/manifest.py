@@ -1,0 +1,87 @@
+"""The manifest of a results directory: what ran, where, with what, and how each step ended.
+
+``manifest.json`` is rewritten atomically at every state change, so it always describes the
+results on disk: a step's results count only once the manifest marks it ``ok`` (or
+``interrupted``, which keeps what fio measured until it was stopped).
+"""
+
+from __future__ import annotations
+
+import json
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Literal
+
+from pydantic import BaseModel, Field, ValidationError
+
+from .atomic import write_text_atomic
+from .errors import InputError
+from .suite import Step
+from .sysinfo import HostInfo
+
+MANIFEST = "manifest.json"
+StepStatus = Literal["pending", "running", "ok", "failed", "interrupted"]
+LOADABLE: tuple[StepStatus, ...] = ("ok", "interrupted")
+
+
+def now() -> datetime:
+    return datetime.now(UTC)
+
+
+class TargetInfo(BaseModel):
+    """What fio wrote to or read from."""
+
+    path: str
+    kind: Literal["file", "block"]
+    size_bytes: int | None = None
+    temporary: bool = False
+    direct_supported: bool = True
+
+
+class StepRecord(BaseModel):
+    index: int
+    name: str
+    dir: str
+    status: StepStatus = "pending"
+    started: datetime | None = None
+    ended: datetime | None = None
+    error: str | None = None
+    direct: bool | None = None
+    workload: Step | None = None
+
+
+class Manifest(BaseModel):
+    format_version: int = 1
+    run_id: str
+    label: str
+    source: Literal["run", "import"] = "run"
+    suite: str
+    suite_description: str = ""
+    target: TargetInfo | None = None
+    host: HostInfo | None = None
+    fio_version: str = ""
+    ssdlab_version: str = ""
+    created: datetime = Field(default_factory=now)
+    started: datetime | None = None
+    ended: datetime | None = None
+    status: Literal["pending", "running", "complete", "failed", "interrupted"] = "pending"
+    steps: list[StepRecord] = Field(default_factory=list)
+
+    def save(self, results_dir: Path) -> None:
+        write_text_atomic(results_dir / MANIFEST, self.model_dump_json(indent=2) + "\n")
+
+    @classmethod
+    def load(cls, results_dir: Path) -> Manifest:
+        path = results_dir / MANIFEST
+        try:
+            data = json.loads(path.read_text(encoding="utf-8"))
+        except FileNotFoundError:
+            raise InputError(f"{results_dir}: not an ssdlab results directory (no {MANIFEST})")
+        except (OSError, json.JSONDecodeError) as exc:
+            raise InputError(f"{path}: unreadable manifest: {exc}") from None
+        try:
+            return cls.model_validate(data)
+        except ValidationError as exc:
+            first = exc.errors()[0]
+            loc = ".".join(str(p) for p in first["loc"])
+            raise InputError(f"{path}: invalid manifest at {loc}: {first['msg']}") from None

@@ -1,0 +1,33 @@
+"""Parse the size and duration strings fio accepts into plain numbers."""
+
+from __future__ import annotations
+
+import re
+
+_SIZE_RE = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([kmgtp]?)(i?b?)\s*$", re.IGNORECASE)
+_POW = {"": 0, "k": 1, "m": 2, "g": 3, "t": 4, "p": 5}
+
+
+def parse_size(value: int | str) -> int:
+    """Bytes in a fio size, read as fio reads it with its default ``kb_base=1024``.
+
+    ``4k``, ``4K`` and ``4kB`` are 4096 bytes; fio's inverted convention makes ``4KiB``
+    4000 bytes (see fio's ``kb_base``). A bare number is bytes.
+    """
+    if isinstance(value, int):
+        return value
+    m = _SIZE_RE.match(value)
+    if not m:
+        raise ValueError(f"not a size: {value!r} (use e.g. 4k, 128k, 16g or a byte count)")
+    number, prefix, suffix = m.groups()
+    base = 1000 if suffix.lower().startswith("i") else 1024
+    return int(float(number) * base ** _POW[prefix.lower()])
+
+
+def format_size(n_bytes: int) -> str:
+    """Shortest exact binary-prefixed form: 4096 -> ``4k``, 131072 -> ``128k``."""
+    for suffix, power in (("p", 5), ("t", 4), ("g", 3), ("m", 2), ("k", 1)):
+        unit = 1024**power
+        if n_bytes >= unit and n_bytes % unit == 0:
+            return f"{n_bytes // unit}{suffix}"
+    return str(n_bytes)

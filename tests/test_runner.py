@@ -1,0 +1,189 @@
+"""Running suites with real fio: raw results on disk, manifest, errors, interruption."""
+
+from __future__ import annotations
+
+import json
+import re
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import polars as pl
+import pytest
+from conftest import ssdlab_cli
+
+import ssdlab
+from ssdlab.errors import InputError
+
+
+def manifest(out: Path) -> dict:
+    return json.loads((out / "manifest.json").read_text())
+
+
+def test_run_keeps_every_raw_result_and_a_complete_manifest(tiny_run: Path) -> None:
+    m = manifest(tiny_run)
+    assert m["status"] == "complete" and m["suite"] == "tiny" and m["label"] == "test file"
+    assert m["fio_version"].startswith("fio-") and m["ssdlab_version"]
+    assert {"hostname", "kernel", "cpu_model", "os"} <= m["host"].keys()
+    assert m["target"]["temporary"] and not Path(m["target"]["path"]).exists()
+    for step in m["steps"]:
+        assert step["status"] == "ok" and step["started"] < step["ended"]
+        d = tiny_run / "steps" / step["dir"]
+        names = {p.name for p in d.iterdir()}
+        assert {"job.fio", "fio.json", "fio.stderr"} <= names
+        assert all(re.fullmatch(r"job\.fio|fio\.json|fio\.stderr|fio_\w+\.\d+\.log", n) for n in names)
+        clones = step["workload"]["numjobs"]
+        for kind in ("bw", "iops", "clat", "lat", "clat_hist"):
+            assert {f"fio_{kind}.{i}.log" for i in range(1, clones + 1)} <= names
+        assert f"[{step['name']}]" in (d / "job.fio").read_text()
+    assert not list((tiny_run / "steps").glob("*.partial"))
+
+
+def test_load_gives_tidy_frames_consistent_with_fio(tiny_run: Path) -> None:
+    r = ssdlab.load(tiny_run)
+    s = r.summary
+    required = (
+        "run_id label host step rw bs_bytes iodepth numjobs rwmixread direction iops bw_bytes_s "
+        "io_bytes runtime_s lat_mean_ns clat_mean_ns clat_p50_ns clat_p99_ns clat_p99_9_ns "
+        "clat_p99_99_ns clat_max_ns usr_cpu sys_cpu"
+    ).split()
+    assert set(required) <= set(s.columns)
+    assert s.select("step", "direction").rows() == [
+        ("randread-4k-2jobs", "read"),
+        ("randrw70-8k-qd4", "read"),
+        ("randrw70-8k-qd4", "write"),
+    ]
+    for row in s.iter_rows(named=True):
+        raw = json.loads((tiny_run / "steps" / f"{row['step_index']:03d}-{row['step']}" / "fio.json").read_text())
+        d = raw["jobs"][0][row["direction"]]
+        assert row["iops"] == d["iops"] and row["clat_p99_ns"] == d["clat_ns"]["percentile"]["99.000000"]
+        assert row["bw_bytes_s"] / row["iops"] == pytest.approx(row["bs_bytes"], rel=0.01)
+
+    ts = r.timeseries
+    assert set(ts.select("step", "direction").unique().rows()) == set(s.select("step", "direction").rows())
+    both = ts.join(s.select("step", "direction", "bs_bytes", pl.col("iops").alias("fio_iops")), on=["step", "direction"])
+    # every window: bandwidth / IOPS is the block size, and rates are of fio's order
+    assert (both["bw_bytes_s"] / both["iops"] / both["bs_bytes"] - 1).abs().max() < 0.01
+    assert ((both["iops"] / both["fio_iops"]).is_between(0.5, 1.5)).all()
+    assert (ts["clat_mean_ns"] > 0).all() and (ts["t_s"] > 0).all()
+
+    sums = r.latency_hist.group_by("step", "direction").agg(pl.col("count").sum())
+    assert sums.join(s, on=["step", "direction"]).filter(pl.col("count") != pl.col("clat_samples")).is_empty()
+    pandas = r.to_pandas()
+    assert list(pandas.summary.columns) == s.columns and len(pandas.timeseries) == ts.height
+
+
+def test_summary_command_formats(tiny_run: Path, tmp_path: Path) -> None:
+    frame = ssdlab.load(tiny_run).summary
+    table = ssdlab_cli("summary", tiny_run)
+    assert table.returncode == 0 and "randrw70-8k-qd4" in table.stdout and "IOPS" in table.stdout
+    csv = ssdlab_cli("summary", tiny_run, "--format", "csv")
+    assert pl.read_csv(csv.stdout.encode())["iops"].to_list() == frame["iops"].to_list()
+    js = json.loads(ssdlab_cli("summary", tiny_run, "-f", "json").stdout)
+    assert [row["clat_p99_ns"] for row in js] == frame["clat_p99_ns"].to_list()
+    pq = tmp_path / "s.parquet"
+    assert ssdlab_cli("summary", tiny_run, "-f", "parquet", "-o", pq).returncode == 0
+    assert pl.read_parquet(pq).equals(frame)
+
+
+def write_suite(tmp_path: Path, second: str, runtime_s: float = 1) -> Path:
+    path = tmp_path / "s.toml"
+    path.write_text(
+        f'name = "t"\n[defaults]\nsize = "16m"\nioengine = "psync"\nruntime_s = {runtime_s}\n'
+        '[[steps]]\nname = "first"\nrw = "randread"\nruntime_s = 1\n'
+        f'[[steps]]\nname = "second"\nrw = "randwrite"\n{second}\n'
+    )
+    return path
+
+
+def test_fio_failure_is_one_line_naming_the_step_and_keeps_earlier_steps(tmp_path: Path) -> None:
+    suite = write_suite(tmp_path, "options = { no_such_fio_option = 1 }")
+    out = tmp_path / "out"
+    proc = ssdlab_cli("run", suite, "--out", out)
+    assert proc.returncode == 1
+    error = [line for line in proc.stderr.splitlines() if line.startswith("error:")]
+    assert len(error) == 1 and "step 'second' failed" in error[0]
+    assert "no_such_fio_option" in error[0] and "Traceback" not in proc.stderr
+    m = manifest(out)
+    assert m["status"] == "failed" and [s["status"] for s in m["steps"]] == ["ok", "failed"]
+    assert ssdlab.load(out).summary["step"].to_list() == ["first"]
+
+
+def test_bad_targets_are_refused_clearly(tmp_path: Path) -> None:
+    suite = write_suite(tmp_path, "")
+    missing = ssdlab_cli("run", suite, "--out", tmp_path / "o1", "--target", tmp_path / "no" / "f")
+    assert missing.returncode == 1 and "does not exist" in missing.stderr
+    a_dir = ssdlab_cli("run", suite, "--out", tmp_path / "o2", "--target", tmp_path)
+    assert a_dir.returncode == 1 and "regular file" in a_dir.stderr
+    assert not (tmp_path / "no").exists()
+
+
+def start_run(suite: Path, out: Path) -> subprocess.Popen[str]:
+    return subprocess.Popen(
+        [sys.executable, "-m", "ssdlab", "run", str(suite), "--out", str(out)],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+
+
+def wait_for_running(out: Path, step: str, proc: subprocess.Popen[str]) -> None:
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline and proc.poll() is None:
+        try:
+            if any(s["name"] == step and s["status"] == "running" for s in manifest(out)["steps"]):
+                time.sleep(1.5)  # let fio measure for a while
+                return
+        except (FileNotFoundError, json.JSONDecodeError):
+            pass
+        time.sleep(0.05)
+    raise AssertionError(f"step {step} never ran: {proc.communicate()}")
+
+
+def test_ctrl_c_stops_fio_keeps_results_and_rerun_continues(tmp_path: Path) -> None:
+    suite, out = write_suite(tmp_path, "", runtime_s=6), tmp_path / "out"
+    proc = start_run(suite, out)
+    wait_for_running(out, "second", proc)
+    proc.send_signal(signal.SIGINT)
+    _, stderr = proc.communicate(timeout=60)
+    assert proc.returncode == 130 and "interrupted" in stderr and "Traceback" not in stderr
+    m = manifest(out)
+    assert m["status"] == "interrupted"
+    assert [s["status"] for s in m["steps"]] == ["ok", "interrupted"]
+    partial = ssdlab.load(out).summary
+    assert partial["status"].to_list() == ["ok", "interrupted"] and partial["io_bytes"][1] > 0
+    assert partial["runtime_s"][1] < 6
+
+    first_json = out / "steps" / "001-first" / "fio.json"
+    before = first_json.stat().st_mtime_ns
+    again = ssdlab_cli("run", suite, "--out", out)
+    assert again.returncode == 0, again.stderr
+    m2 = manifest(out)
+    assert [s["status"] for s in m2["steps"]] == ["ok", "ok"]
+    assert m2["run_id"] == m["run_id"] and m2["steps"][0] == m["steps"][0]
+    assert first_json.stat().st_mtime_ns == before
+    assert ssdlab.load(out).summary["runtime_s"][1] == pytest.approx(6, abs=0.2)
+
+
+def test_sigkill_never_leaves_a_result_that_looks_complete(tmp_path: Path) -> None:
+    suite, out = write_suite(tmp_path, "", runtime_s=6), tmp_path / "out"
+    proc = start_run(suite, out)
+    wait_for_running(out, "second", proc)
+    proc.kill()
+    proc.wait()
+    subprocess.run(["pkill", "-f", str(out / "steps")], check=False)  # the orphaned fio
+    m = manifest(out)
+    assert [s["status"] for s in m["steps"]] == ["ok", "running"]
+    assert (out / "steps" / "002-second.partial").is_dir()
+    assert not (out / "steps" / "002-second").exists()
+    assert ssdlab.load(out).summary["step"].to_list() == ["first"]
+
+
+def test_load_refuses_what_is_not_a_results_dir(tmp_path: Path) -> None:
+    with pytest.raises(InputError, match="not an ssdlab results directory"):
+        ssdlab.load(tmp_path)
+    (tmp_path / "manifest.json").write_text("{")
+    with pytest.raises(InputError, match="unreadable manifest"):
+        ssdlab.load(tmp_path)

@@ -1,0 +1,125 @@
+"""Suite files: validation with clear errors, defaults, built-ins, and job files fio accepts."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from ssdlab.errors import SuiteError
+from ssdlab.fio import job_file
+from ssdlab.suite import builtin_suites, load_suite
+from ssdlab.units import parse_size
+
+
+def write(tmp_path: Path, name: str, text: str) -> Path:
+    path = tmp_path / name
+    path.write_text(text)
+    return path
+
+
+def test_quick_suite_is_builtin_and_covers_the_issue_matrix() -> None:
+    assert "quick" in builtin_suites()
+    suite = load_suite("quick")
+    combos = {(s.rw, s.bs_bytes, s.iodepth, s.rwmixread) for s in suite.steps}
+    assert combos == {
+        ("randread", 4096, 1, None),
+        ("randread", 4096, 32, None),
+        ("randwrite", 4096, 1, None),
+        ("randwrite", 4096, 32, None),
+        ("read", 131072, 32, None),
+        ("write", 131072, 32, None),
+        ("randrw", 4096, 32, 70),
+    }
+    assert all(s.runtime_s <= 10 for s in suite.steps)
+
+
+def test_defaults_merge_under_steps_and_options_merge(tmp_path: Path) -> None:
+    path = write(
+        tmp_path,
+        "s.toml",
+        """
+name = "s"
+[defaults]
+runtime_s = 3
+options = { norandommap = 1, randrepeat = 0 }
+[[steps]]
+name = "a"
+rw = "randread"
+[[steps]]
+name = "b"
+rw = "write"
+runtime_s = 7
+options = { randrepeat = 1 }
+""",
+    )
+    a, b = load_suite(path).steps
+    assert (a.runtime_s, b.runtime_s) == (3, 7)
+    assert a.options == {"norandommap": 1, "randrepeat": 0}
+    assert b.options == {"norandommap": 1, "randrepeat": 1}
+
+
+def test_yaml_suites_load(tmp_path: Path) -> None:
+    path = write(
+        tmp_path,
+        "s.yaml",
+        "name: y\nsteps:\n  - {name: r, rw: randrw, rwmixread: 30, runtime_s: 1, bs: 16k}\n",
+    )
+    (step,) = load_suite(path).steps
+    assert (step.rwmixread, step.bs_bytes) == (30, 16384)
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        ('name = "x"\n[[steps]]\nname = "a"\nrw = "sideways"\nruntime_s = 1\n', "steps.0.rw"),
+        ('name = "x"\n[[steps]]\nname = "a"\nrw = "randrw"\nruntime_s = 1\n', "rwmixread"),
+        ('name = "x"\n[[steps]]\nname = "a"\nrw = "read"\n', "steps.0.runtime_s"),
+        ('name = "x"\n[[steps]]\nname = "a b"\nrw = "read"\nruntime_s = 1\n', "steps.0.name"),
+        ('name = "x"\n[[steps]]\nname = "a"\nrw = "read"\nruntime_s = 1\nbs = "4q"\n', "size"),
+        ('name = "x"\n[[steps]]\nname = "a"\nrw = "read"\nruntime_s = 1\nqd = 4\n', "qd"),
+        (
+            'name = "x"\n[[steps]]\nname = "a"\nrw = "read"\nruntime_s = 1\n'
+            '[[steps]]\nname = "a"\nrw = "write"\nruntime_s = 1\n',
+            "used twice",
+        ),
+        ('name = "x"\nsteps = 3\n', "list of tables"),
+        ("name = \n", "not valid TOML"),
+    ],
+)
+def test_invalid_suites_name_file_and_field(tmp_path: Path, text: str, message: str) -> None:
+    path = write(tmp_path, "bad.toml", text)
+    with pytest.raises(SuiteError) as exc:
+        load_suite(path)
+    assert str(path) in str(exc.value)
+    assert message in str(exc.value)
+
+
+def test_unknown_suite_lists_builtins() -> None:
+    with pytest.raises(SuiteError, match="quick"):
+        load_suite("no-such-suite")
+
+
+def test_generated_job_files_parse_in_fio(tmp_path: Path) -> None:
+    for step in load_suite("quick").steps:
+        job = tmp_path / f"{step.name}.fio"
+        job.write_text(job_file(step, str(tmp_path / "t"), direct=True, header="test"))
+        proc = subprocess.run(["fio", "--parse-only", str(job)], capture_output=True, text=True)
+        assert proc.returncode == 0, proc.stderr
+        text = job.read_text()
+        assert f"rw={step.rw}" in text and f"iodepth={step.iodepth}" in text
+        assert "group_reporting=1" in text and "log_avg_msec=1000" in text
+
+
+@pytest.mark.parametrize("size", ["64k", "64K", "64kB", "64KiB", "1m", "3MiB", "1536", "2g"])
+def test_size_strings_read_as_fio_reads_them(tmp_path: Path, size: str) -> None:
+    out = tmp_path / "o.json"
+    subprocess.run(
+        ["fio", "--name=s", "--ioengine=null", "--rw=write", "--bs=512", f"--size={size}",
+         "--output-format=json", f"--output={out}"],
+        check=True, capture_output=True,
+    )  # fmt: skip
+    written = json.loads(out.read_text())["jobs"][0]["write"]["io_bytes"]
+    assert parse_size(size) // 512 * 512 == written  # fio writes whole 512-byte blocks
