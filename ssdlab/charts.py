@@ -11,7 +11,9 @@ import polars as pl
 
 MAX_POINTS = 5000
 WIDTH = 640
-DIRECTION_COLORS = alt.Scale(domain=["read", "write", "trim"], range=["#1f77b4", "#d62728", "#7f7f7f"])
+DIRECTION_COLORS = alt.Scale(
+    domain=["read", "write", "trim"], range=["#1f77b4", "#d62728", "#7f7f7f"]
+)
 
 
 def _step_order(frame: pl.DataFrame) -> list[str]:

@@ -35,7 +35,9 @@ class SummaryFormat(StrEnum):
 
 @app.command()
 def run(
-    suite: Annotated[str, typer.Argument(help="Built-in suite name or a suite file (.toml/.yaml).")],
+    suite: Annotated[
+        str, typer.Argument(help="Built-in suite name or a suite file (.toml/.yaml).")
+    ],
     out: Annotated[Path, typer.Option("--out", "-o", help="Results directory.")],
     target: Annotated[
         Path | None,
@@ -74,6 +76,39 @@ def summary(
             output.write_text(text)
         else:
             sys.stdout.write(text)
+
+
+@app.command("import")
+def import_(
+    paths: Annotated[list[Path], typer.Argument(help="fio output files or directories.")],
+    out: Annotated[Path, typer.Option("--out", "-o", help="New results directory.")],
+    label: Annotated[str | None, typer.Option(help="Name of the drive/target in reports.")] = None,
+    strict: Annotated[
+        bool, typer.Option(help="Stop at the first file that cannot be used.")
+    ] = False,
+) -> None:
+    """Import fio results (JSON, json+, logs, histogram logs) from any tool into OUT."""
+    from rich.progress import Progress
+
+    from .importer import import_results
+
+    with Progress(console=err, disable=not err.is_terminal, transient=True) as progress:
+        task = progress.add_task("parsing fio results", total=None)
+        report = import_results(
+            paths,
+            out,
+            label=label,
+            strict=strict,
+            on_file=lambda done, total: progress.update(task, completed=done, total=total),
+        )
+    for skipped in report.skipped:
+        err.print(f"skipped {escape(str(skipped))}", soft_wrap=True, highlight=False)
+    err.print(
+        f"imported {report.results} fio results with {report.logs} logs; "
+        f"skipped {len(report.skipped)} files",
+        highlight=False,
+    )
+    print(out)
 
 
 @app.command()

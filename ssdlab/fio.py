@@ -189,7 +189,9 @@ def run_fio(
         _handle_line(buf.decode(errors="replace").strip(), on_status, notes)
         returncode = proc.wait()
     stderr_lines = (cwd / "fio.stderr").read_text(errors="replace").splitlines()
-    return FioOutcome(returncode, interrupted, [e.strip() for e in stderr_lines if e.strip()], notes)
+    return FioOutcome(
+        returncode, interrupted, [e.strip() for e in stderr_lines if e.strip()], notes
+    )
 
 
 def _read(proc: subprocess.Popen[bytes]) -> bytes:

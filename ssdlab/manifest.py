@@ -48,6 +48,7 @@ class StepRecord(BaseModel):
     error: str | None = None
     direct: bool | None = None
     workload: Step | None = None
+    sources: list[str] = Field(default_factory=list)
 
 
 class Manifest(BaseModel):
@@ -76,7 +77,9 @@ class Manifest(BaseModel):
         try:
             data = json.loads(path.read_text(encoding="utf-8"))
         except FileNotFoundError:
-            raise InputError(f"{results_dir}: not an ssdlab results directory (no {MANIFEST})")
+            raise InputError(
+                f"{results_dir}: not an ssdlab results directory (no {MANIFEST})"
+            ) from None
         except (OSError, json.JSONDecodeError) as exc:
             raise InputError(f"{path}: unreadable manifest: {exc}") from None
         try:

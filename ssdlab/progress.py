@@ -81,7 +81,10 @@ class RunDisplay:
         left = status.eta_s if status.eta_s is not None else planned
         done = max(0.0, planned - left)
         self._progress.update(
-            self._step_task, completed=done, eta=_hms(left), live=_rate(status.iops, status.bw_bytes_s)
+            self._step_task,
+            completed=done,
+            eta=_hms(left),
+            live=_rate(status.iops, status.bw_bytes_s),
         )
         suite_total = self._progress.tasks[self._suite_task].total or 0
         suite_left = self._remaining_after + left

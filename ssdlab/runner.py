@@ -93,8 +93,12 @@ def _run_step(
         shutil.rmtree(old, ignore_errors=True)
     partial.mkdir(parents=True)
     direct = step.direct and manifest.target.direct_supported
-    header = f"ssdlab {__version__}: suite {manifest.suite}, step {step.name}, run {manifest.run_id}"
-    (partial / JOB_FILE).write_text(job_file(step, manifest.target.path, direct=direct, header=header))
+    header = (
+        f"ssdlab {__version__}: suite {manifest.suite}, step {step.name}, run {manifest.run_id}"
+    )
+    (partial / JOB_FILE).write_text(
+        job_file(step, manifest.target.path, direct=direct, header=header)
+    )
     record.status, record.started, record.ended, record.error = "running", now(), None, None
     record.direct = direct
     manifest.save(out)

@@ -31,3 +31,8 @@ def format_size(n_bytes: int) -> str:
         if n_bytes >= unit and n_bytes % unit == 0:
             return f"{n_bytes // unit}{suffix}"
     return str(n_bytes)
+
+
+def percentile_name(p: float) -> str:
+    """Column suffix for a percentile: 99.9 -> ``p99_9``, 50 -> ``p50``."""
+    return "p" + f"{p:g}".replace(".", "_")

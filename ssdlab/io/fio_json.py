@@ -12,10 +12,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import polars as pl
 
 from ..errors import InputError
-from ..units import parse_size
+from ..units import parse_size, percentile_name
+from .fio_hist import plat_idx_to_val
 
 DIRECTIONS = ("read", "write", "trim")
 #: fio's default percentile list, as canonical column suffixes (99.9 -> ``p99_9``).
@@ -27,24 +29,28 @@ _RW_DIRECTIONS = {
 }  # fmt: skip
 
 
-def percentile_name(p: float) -> str:
-    """Column suffix for a percentile: 99.9 -> ``p99_9``, 50 -> ``p50``."""
-    return "p" + f"{p:g}".replace(".", "_")
-
-
 @dataclass
 class FioJson:
     """A parsed fio JSON result.
 
-    ``jobs``: one row per job x direction (``<stat>_samples`` is fio's ``N``, 3.18+). ``percentiles``: every reported percentile, long
-    (``job_index``, ``direction``, ``stat`` clat/lat/slat, ``percentile``, ``value_ns``).
+    ``jobs``: one row per job x direction (``<stat>_samples`` is fio's ``N``, 3.18+).
+    ``percentiles``: every reported percentile, long (``job_index``, ``direction``, ``stat``
+    clat/lat/slat, ``percentile``, ``value_ns``).
     ``bins``: json+ latency histogram (``job_index``, ``direction``, ``stat``, ``lat_ns`` = the
-    bin's value as fio reports it, ``count``). ``meta``: fio version, timestamps, options.
+    bin's value as fio reports it, ``count``). ``aggregate``: the ``All clients`` rows of a
+    client/server run, kept apart from the per-host ``jobs``. ``snapshots``: with
+    ``--status-interval``, every snapshot's cumulative ``io_bytes``/``total_ios``/
+    ``runtime_s`` per job x direction and the rates over each interval (``interval_iops``,
+    ``interval_bw_bytes_s``). ``steadystate``: fio's ``ss=`` samples (``iops``, ``bw_bytes_s``)
+    with its verdict. ``meta``: fio version, timestamps, options.
     """
 
     jobs: pl.DataFrame
     percentiles: pl.DataFrame
     bins: pl.DataFrame
+    aggregate: pl.DataFrame
+    snapshots: pl.DataFrame
+    steadystate: pl.DataFrame
     meta: dict[str, Any] = field(default_factory=dict)
 
 
@@ -102,8 +108,15 @@ def _latency(dir_stats: dict[str, Any], stat: str) -> tuple[dict[str, Any], floa
     return dir_stats.get(stat) or {}, 1000.0
 
 
+def _bin_latency(key: str, scale: float, index_keys: bool) -> float:
+    """A json+ bin key in ns: a latency value, or (fio 2.2.12-2.19) a bin index in µs bins."""
+    if index_keys:
+        return float(plat_idx_to_val(np.array([int(key)]))[0]) * 1000.0
+    return float(key) * scale
+
+
 def _job_rows(
-    top: dict[str, Any], job_index: int, job: dict[str, Any], fio_major: int
+    top: dict[str, Any], job_index: int, job: dict[str, Any], version: tuple[int, ...]
 ) -> tuple[list[dict[str, Any]], list[dict[str, Any]], list[dict[str, Any]]]:
     options = _options(top, job)
     rw = options.get("rw") or options.get("readwrite") or "read"
@@ -151,18 +164,18 @@ def _job_rows(
                         "value_ns": float(value) * scale,
                     }
                 )
-            bins = lat.get("bins") or {}
-            if bins and fio_major >= 3:
-                bin_rows += [
-                    {
-                        "job_index": job_index,
-                        "direction": direction,
-                        "stat": stat,
-                        "lat_ns": float(k) * scale,
-                        "count": int(v),
-                    }
-                    for k, v in bins.items()
-                ]
+            index_keys = (2, 2, 12) <= version < (2, 20)
+            bin_rows += [
+                {
+                    "job_index": job_index,
+                    "direction": direction,
+                    "stat": stat,
+                    "lat_ns": _bin_latency(k, scale, index_keys),
+                    "count": int(v),
+                }
+                for k, v in (lat.get("bins") or {}).items()
+                if int(v)
+            ]
         reported = {
             r["percentile"]: r["value_ns"]
             for r in pct_rows
@@ -181,6 +194,23 @@ _PCT_SCHEMA = {
     "percentile": pl.Float64,
     "value_ns": pl.Float64,
 }
+_SNAP_SCHEMA = {
+    "snapshot": pl.Int64,
+    "job_index": pl.Int64,
+    "direction": pl.String,
+    "io_bytes": pl.Int64,
+    "total_ios": pl.Int64,
+    "runtime_s": pl.Float64,
+}
+_SS_SCHEMA = {
+    "job_index": pl.Int64,
+    "sample": pl.Int64,
+    "iops": pl.Float64,
+    "bw_bytes_s": pl.Float64,
+    "criterion": pl.String,
+    "attained": pl.Boolean,
+}
+AGGREGATE_JOBNAME = "All clients"
 _BIN_SCHEMA = {
     "job_index": pl.Int64,
     "direction": pl.String,
@@ -190,9 +220,73 @@ _BIN_SCHEMA = {
 }
 
 
-def _major(version: str) -> int:
-    m = re.search(r"(\d+)\.", version or "")
-    return int(m.group(1)) if m else 3
+def fio_version_tuple(version: str) -> tuple[int, ...]:
+    """``fio-3.33`` -> (3, 33); ``fio-2.2.10`` -> (2, 2, 10); unknown -> (3,)."""
+    m = re.search(r"(\d+)\.(\d+)(?:\.(\d+))?", version or "")
+    return tuple(int(g) for g in m.groups() if g is not None) if m else (3,)
+
+
+def _snapshot_rows(objects: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    rows = []
+    for snap, top in enumerate(objects):
+        for index, job in enumerate(top.get("jobs") or top.get("client_stats") or []):
+            for direction in DIRECTIONS:
+                d = job.get(direction)
+                if isinstance(d, dict) and d.get("total_ios"):
+                    io = d.get("io_bytes", 0) * (1 if "io_kbytes" in d else 1024)
+                    rows.append(
+                        {
+                            "snapshot": snap,
+                            "job_index": index,
+                            "direction": direction,
+                            "io_bytes": int(io),
+                            "total_ios": int(d["total_ios"]),
+                            "runtime_s": d.get("runtime", 0) / 1000.0,
+                        }
+                    )
+    return rows
+
+
+def _snapshots(objects: list[dict[str, Any]]) -> pl.DataFrame:
+    frame = pl.DataFrame(_snapshot_rows(objects), schema=_SNAP_SCHEMA)
+    delta = pl.col("runtime_s").diff().over("job_index", "direction")
+    first = pl.col("snapshot") == pl.col("snapshot").min().over("job_index", "direction")
+    dt = pl.when(first).then(pl.col("runtime_s")).otherwise(delta)
+    d_ios = (
+        pl.when(first)
+        .then(pl.col("total_ios"))
+        .otherwise(pl.col("total_ios").diff().over("job_index", "direction"))
+    )
+    d_bytes = (
+        pl.when(first)
+        .then(pl.col("io_bytes"))
+        .otherwise(pl.col("io_bytes").diff().over("job_index", "direction"))
+    )
+    return frame.sort("job_index", "direction", "snapshot").with_columns(
+        interval_iops=pl.when(dt > 0).then(d_ios / dt),
+        interval_bw_bytes_s=pl.when(dt > 0).then(d_bytes / dt),
+    )
+
+
+def _steadystate(jobs: list[dict[str, Any]]) -> pl.DataFrame:
+    rows = []
+    for index, job in enumerate(jobs):
+        ss = job.get("steadystate")
+        if not isinstance(ss, dict):
+            continue
+        data = ss.get("data") or {}
+        for i, (iops, bw) in enumerate(zip(data.get("iops", []), data.get("bw", []), strict=False)):
+            rows.append(
+                {
+                    "job_index": index,
+                    "sample": i,
+                    "iops": float(iops),
+                    "bw_bytes_s": float(bw),  # ss data bw is bytes/s, unlike a job's KiB/s bw
+                    "criterion": ss.get("ss"),
+                    "attained": bool(ss.get("attained")),
+                }
+            )
+    return pl.DataFrame(rows, schema=_SS_SCHEMA)
 
 
 def read_fio_json(path: str | Path) -> FioJson:
@@ -215,26 +309,37 @@ def read_fio_json(path: str | Path) -> FioJson:
         raise InputError(f"{path}: {what}")
     top = objects[-1]
     version = top.get("fio version", "")
+    jobs = top.get("jobs") or top.get("client_stats") or []
     rows, pct_rows, bin_rows = [], [], []
-    for index, job in enumerate(top.get("jobs") or top.get("client_stats") or []):
-        r, p, b = _job_rows(top, index, job, _major(version))
+    for index, job in enumerate(jobs):
+        r, p, b = _job_rows(top, index, job, fio_version_tuple(version))
         rows += r
         pct_rows += p
         bin_rows += b
+    all_jobs = pl.DataFrame(rows, infer_schema_length=None)
+    is_aggregate = (
+        pl.col("jobname") == AGGREGATE_JOBNAME if "client_stats" in top else pl.lit(False)
+    )
     meta = {
         "path": str(path),
         "fio_version": version,
         "timestamp_ms": top.get("timestamp_ms") or (top.get("timestamp", 0) * 1000 or None),
         "time": top.get("time"),
         "global_options": top.get("global options") or {},
-        "job_options": [j.get("job options") or {} for j in top.get("jobs") or []],
-        "job_start_ms": [j.get("job_start") for j in top.get("jobs") or []],
+        "job_options": [j.get("job options") or {} for j in jobs],
+        "job_names": [j.get("jobname") for j in jobs],
+        "job_hosts": [j.get("hostname") for j in jobs],
+        "job_start_ms": [j.get("job_start") for j in jobs],
+        "hosts": sorted({j["hostname"] for j in jobs if j.get("hostname")}),
         "snapshots": len(objects),
         "disk_util": top.get("disk_util") or [],
     }
     return FioJson(
-        jobs=pl.DataFrame(rows, infer_schema_length=None),
+        jobs=all_jobs.filter(~is_aggregate) if rows else all_jobs,
         percentiles=pl.DataFrame(pct_rows, schema=_PCT_SCHEMA),
         bins=pl.DataFrame(bin_rows, schema=_BIN_SCHEMA),
+        aggregate=all_jobs.filter(is_aggregate) if rows else all_jobs,
+        snapshots=_snapshots(objects),
+        steadystate=_steadystate(jobs),
         meta=meta,
     )
