@@ -116,25 +116,23 @@ def import_results(
     files = _walk(roots)
     report = ImportReport(out=out)
     kinds: dict[Path, str] = {}
+    unknown: dict[Path, str] = {}  # skipped unless a JSON names them (an empty log is fine)
     for path in files:
         try:
             with path.open("rb") as fh:
                 head = fh.read(SNIFF_BYTES)
         except OSError as exc:
-            head, kind = b"", None
             report.skipped.append(Skipped(path, f"cannot read: {exc.strerror}"))
             continue
         kind = sniff(head)
         if kind is None:
-            report.skipped.append(Skipped(path, _why_not(head)))
+            unknown[path] = _why_not(head)
         else:
             kinds[path] = kind
-    if strict and report.skipped:
-        raise InputError(str(report.skipped[0]))
 
     results: list[tuple[Path, FioJson, list[JobLog]]] = []
     json_files = [p for p, k in kinds.items() if k == "json"]
-    listing = list(kinds)
+    listing = [*kinds, *unknown]
     for n, path in enumerate(json_files, start=1):
         try:
             fio = read_fio_json(path)
@@ -150,6 +148,7 @@ def import_results(
         raise InputError(f"no fio JSON result found under {', '.join(map(str, paths))}")
 
     claimed = {log.path for _, _, logs in results for log in logs}
+    report.skipped += [Skipped(p, why) for p, why in unknown.items() if p not in claimed]
     for path, kind in kinds.items():
         if kind != "json" and path not in claimed:
             report.skipped.append(

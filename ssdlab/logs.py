@@ -120,7 +120,7 @@ def timeseries(logs: pl.DataFrame, fio: FioJson) -> pl.DataFrame:
     ``time_ms``, ``value``, ``direction``, ``bs_bytes``. Windowed logs (``log_avg_msec``) keep
     their windows; a window that not every thread logged (fio skips a job's last partial
     window) is dropped rather than undercounted, and a repeated timestamp (fio's final flush)
-    keeps the full window. Per-I/O logs are counted into 1-second windows. ``t_s`` is the end
+    keeps the full window. Per-I/O logs are counted into whole 1-second windows. ``t_s`` is the end
     of the window in seconds since the job began measuring (``job_start`` when fio gives it,
     else the first window's start).
     """
@@ -138,7 +138,11 @@ def timeseries(logs: pl.DataFrame, fio: FioJson) -> pl.DataFrame:
             t0 = first - (window or 1000)
         else:
             t0 = 0
-        per_thread = _per_io(job_logs, t0) if window <= 0 else _windowed(job_logs, t0, window)
+        if window > 0:
+            per_thread = _windowed(job_logs, t0, window)
+        else:
+            runtime = fio.jobs.filter(pl.col("job_index") == job_index)["runtime_s"].max()
+            per_thread = _per_io(job_logs, t0, runtime or 0.0)
         parts.append(_sum_threads(per_thread).with_columns(job_index=pl.lit(job_index)))
     return pl.concat(parts).select(list(TIMESERIES_SCHEMA)).cast(TIMESERIES_SCHEMA)  # type: ignore[arg-type]
 
@@ -153,8 +157,9 @@ def _windowed(logs: pl.DataFrame, t0: int, window: int) -> pl.DataFrame:
     )
 
 
-def _per_io(logs: pl.DataFrame, t0: int) -> pl.DataFrame:
-    """Per-I/O rows counted into 1 s windows from the clat log (or the iops log)."""
+def _per_io(logs: pl.DataFrame, t0: int, runtime_s: float) -> pl.DataFrame:
+    """Per-I/O rows counted into 1 s windows from the clat log (or the iops log); a last
+    window cut short by the end of the job (``runtime_s``) is dropped."""
     source = "clat" if (logs["kind"] == "clat").any() else "iops"
     rows = logs.filter(pl.col("kind") == source)
     return (
@@ -165,6 +170,7 @@ def _per_io(logs: pl.DataFrame, t0: int) -> pl.DataFrame:
             bw=pl.col("bs_bytes").sum().cast(pl.Float64),
             clat=pl.col("value").mean() if source == "clat" else pl.lit(None, pl.Float64),
         )
+        .filter(pl.col("t_s") <= runtime_s + 0.05)
     )
 
 

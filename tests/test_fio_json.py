@@ -44,9 +44,7 @@ def test_percentiles_from_bins_equal_fios(tmp_path: Path, config: str) -> None:
     for (job, direction, stat), reported in result.percentiles.group_by(
         "job_index", "direction", "stat"
     ):
-        bins = result.bins.filter(
-            (pl.col("job_index") == job) & (pl.col("direction") == direction)
-        )
+        bins = result.bins.filter((pl.col("job_index") == job) & (pl.col("direction") == direction))
         if bins.is_empty() or stat not in bins["stat"].unique().to_list():
             continue
         bins = bins.filter(pl.col("stat") == stat)

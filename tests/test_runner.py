@@ -33,7 +33,9 @@ def test_run_keeps_every_raw_result_and_a_complete_manifest(tiny_run: Path) -> N
         d = tiny_run / "steps" / step["dir"]
         names = {p.name for p in d.iterdir()}
         assert {"job.fio", "fio.json", "fio.stderr"} <= names
-        assert all(re.fullmatch(r"job\.fio|fio\.json|fio\.stderr|fio_\w+\.\d+\.log", n) for n in names)
+        assert all(
+            re.fullmatch(r"job\.fio|fio\.json|fio\.stderr|fio_\w+\.\d+\.log", n) for n in names
+        )
         clones = step["workload"]["numjobs"]
         for kind in ("bw", "iops", "clat", "lat", "clat_hist"):
             assert {f"fio_{kind}.{i}.log" for i in range(1, clones + 1)} <= names
@@ -44,11 +46,31 @@ def test_run_keeps_every_raw_result_and_a_complete_manifest(tiny_run: Path) -> N
 def test_load_gives_tidy_frames_consistent_with_fio(tiny_run: Path) -> None:
     r = ssdlab.load(tiny_run)
     s = r.summary
-    required = (
-        "run_id label host step rw bs_bytes iodepth numjobs rwmixread direction iops bw_bytes_s "
-        "io_bytes runtime_s lat_mean_ns clat_mean_ns clat_p50_ns clat_p99_ns clat_p99_9_ns "
-        "clat_p99_99_ns clat_max_ns usr_cpu sys_cpu"
-    ).split()
+    required = [
+        "run_id",
+        "label",
+        "host",
+        "step",
+        "rw",
+        "bs_bytes",
+        "iodepth",
+        "numjobs",
+        "rwmixread",
+        "direction",
+        "iops",
+        "bw_bytes_s",
+        "io_bytes",
+        "runtime_s",
+        "lat_mean_ns",
+        "clat_mean_ns",
+        "clat_p50_ns",
+        "clat_p99_ns",
+        "clat_p99_9_ns",
+        "clat_p99_99_ns",
+        "clat_max_ns",
+        "usr_cpu",
+        "sys_cpu",
+    ]
     assert set(required) <= set(s.columns)
     assert s.select("step", "direction").rows() == [
         ("randread-4k-2jobs", "read"),
@@ -56,21 +78,35 @@ def test_load_gives_tidy_frames_consistent_with_fio(tiny_run: Path) -> None:
         ("randrw70-8k-qd4", "write"),
     ]
     for row in s.iter_rows(named=True):
-        raw = json.loads((tiny_run / "steps" / f"{row['step_index']:03d}-{row['step']}" / "fio.json").read_text())
+        raw = json.loads(
+            (tiny_run / "steps" / f"{row['step_index']:03d}-{row['step']}" / "fio.json").read_text()
+        )
         d = raw["jobs"][0][row["direction"]]
-        assert row["iops"] == d["iops"] and row["clat_p99_ns"] == d["clat_ns"]["percentile"]["99.000000"]
+        assert (
+            row["iops"] == d["iops"]
+            and row["clat_p99_ns"] == d["clat_ns"]["percentile"]["99.000000"]
+        )
         assert row["bw_bytes_s"] / row["iops"] == pytest.approx(row["bs_bytes"], rel=0.01)
 
     ts = r.timeseries
-    assert set(ts.select("step", "direction").unique().rows()) == set(s.select("step", "direction").rows())
-    both = ts.join(s.select("step", "direction", "bs_bytes", pl.col("iops").alias("fio_iops")), on=["step", "direction"])
+    assert set(ts.select("step", "direction").unique().rows()) == set(
+        s.select("step", "direction").rows()
+    )
+    both = ts.join(
+        s.select("step", "direction", "bs_bytes", pl.col("iops").alias("fio_iops")),
+        on=["step", "direction"],
+    )
     # every window: bandwidth / IOPS is the block size, and rates are of fio's order
     assert (both["bw_bytes_s"] / both["iops"] / both["bs_bytes"] - 1).abs().max() < 0.01
     assert ((both["iops"] / both["fio_iops"]).is_between(0.5, 1.5)).all()
     assert (ts["clat_mean_ns"] > 0).all() and (ts["t_s"] > 0).all()
 
     sums = r.latency_hist.group_by("step", "direction").agg(pl.col("count").sum())
-    assert sums.join(s, on=["step", "direction"]).filter(pl.col("count") != pl.col("clat_samples")).is_empty()
+    assert (
+        sums.join(s, on=["step", "direction"])
+        .filter(pl.col("count") != pl.col("clat_samples"))
+        .is_empty()
+    )
     pandas = r.to_pandas()
     assert list(pandas.summary.columns) == s.columns and len(pandas.timeseries) == ts.height
 

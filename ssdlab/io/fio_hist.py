@@ -169,20 +169,22 @@ def hist_intervals(
     rows = []
     for (end_ms, direction), g in summed.group_by("end_ms", "direction", maintain_order=True):
         bins = g["bin"].to_numpy()
-        counts = g["count"].to_numpy().astype(float)
-        vals = values[bins]
+        counts = np.zeros(n_bins)
+        counts[bins] = g["count"].to_numpy()
+        total = counts.sum()
         row: dict[str, Any] = {
             "end_ms": end_ms,
             "direction": direction,
-            "samples": int(counts.sum()),
-            "lat_min_ns": float(vals[0]),
-            "lat_mean_ns": float((vals * counts).sum() / counts.sum()),
+            "samples": int(total),
+            "lat_min_ns": float(values[bins[0]]),
+            "lat_mean_ns": float((values * counts).sum() / total),
         }
-        cdf = 100.0 * (np.cumsum(counts) - counts / 2.0) / counts.sum()
+        # the tool's CDF runs over every bin, empty ones included
+        cdf = 100.0 * (np.cumsum(counts) - counts / 2.0) / total
         for p in percentiles:
-            row[f"lat_{percentile_name(p)}_ns"] = float(np.interp(p, cdf, vals))
-        row["lat_max_ns"] = float(vals[-1])
+            row[f"lat_{percentile_name(p)}_ns"] = float(np.interp(p, cdf, values))
+        row["lat_max_ns"] = float(values[bins[-1]])
         for t in thresholds_ns:
-            row[f"frac_over_{t:g}ns"] = float(counts[upper[bins] > t].sum() / counts.sum())
+            row[f"frac_over_{t:g}ns"] = float(counts[upper > t].sum() / total)
         rows.append(row)
     return pl.DataFrame(rows)

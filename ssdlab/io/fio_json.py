@@ -174,7 +174,7 @@ def _job_rows(
                     "count": int(v),
                 }
                 for k, v in (lat.get("bins") or {}).items()
-                if int(v)
+                if k[:1].isdigit() and int(v)  # 2.x also stored FIO_IO_U_PLAT_* constants
             ]
         reported = {
             r["percentile"]: r["value_ns"]
