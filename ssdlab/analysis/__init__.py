@@ -1,5 +1,18 @@
-"""Figures computed from tidy frames (percentiles, derived review figures)."""
+"""Figures computed from tidy frames (percentiles, steady state, derived review figures)."""
 
+from .figures import Consistency, MixSweep, consistency, mix_sweep, qd_scaling
 from .percentiles import fio_percentiles
+from .steady_state import SteadyState, run_until_steady, snia_steady_state, steady_round
 
-__all__ = ["fio_percentiles"]
+__all__ = [
+    "Consistency",
+    "MixSweep",
+    "SteadyState",
+    "consistency",
+    "fio_percentiles",
+    "mix_sweep",
+    "qd_scaling",
+    "run_until_steady",
+    "snia_steady_state",
+    "steady_round",
+]
