@@ -1,0 +1,99 @@
+"""Reading the numbers and JSON documents that nvme-cli and smartctl print.
+
+nvme-cli prints its 128-bit counters as a bare number, a ``"%Lf"`` string
+(``"136157684.000000"``), a plain string or a string with locale thousands separators,
+depending on the version; smartctl adds a ``KEY_s`` string next to values of 2^53 or more.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from decimal import Decimal
+from pathlib import Path
+from typing import Any
+
+from ..errors import InputError
+
+_DIGITS = re.compile(r"\d+", re.ASCII)
+_LONG_DOUBLE = re.compile(r"\d+\.\d{6}", re.ASCII)  # printf("%Lf")
+_GROUPED = re.compile(r"\d{1,3}([,.' \u00a0\u202f])\d{3}(?:\1\d{3})*", re.ASCII)
+
+
+def as_int(value: Any, where: str) -> int:
+    """An integer from any of nvme-cli's or smartctl's spellings; ``where`` names it in errors."""
+    if isinstance(value, int) and not isinstance(value, bool):
+        return value
+    if isinstance(value, float) and value.is_integer():
+        return int(value)
+    if isinstance(value, str):
+        text = value.strip()
+        if _DIGITS.fullmatch(text):
+            return int(text)
+        if _LONG_DOUBLE.fullmatch(text):
+            return int(Decimal(text))
+        if _GROUPED.fullmatch(text):
+            return int(re.sub(r"\D", "", text))
+    raise InputError(f"{where}: not an integer: {value!r}")
+
+
+def get_int(doc: dict[str, Any], key: str, where: str) -> int | None:
+    """``doc[key]`` as an integer (its exact ``KEY_s`` twin when present), None when absent."""
+    value = doc.get(f"{key}_s", doc.get(key))
+    return None if value is None else as_int(value, f"{where}: {key}")
+
+
+def hi_lo(value: Any, where: str) -> int:
+    """A 128-bit counter printed as ``{"hi": ..., "lo": ...}``: ``hi << 64 | lo``."""
+    if isinstance(value, dict) and "hi" in value and "lo" in value:
+        return as_int(value["hi"], f"{where}.hi") << 64 | as_int(value["lo"], f"{where}.lo")
+    raise InputError(f"{where}: expected an object with 'hi' and 'lo', found {value!r}")
+
+
+def times(value: int | None, factor: int) -> int | None:
+    """``value * factor``, None passing through."""
+    return None if value is None else value * factor
+
+
+def text_or_none(value: Any) -> str | None:
+    """A stripped string, None for a missing or blank one."""
+    return (str(value).strip() or None) if value is not None else None
+
+
+def parse_json(text: str, path: Path) -> Any:
+    """Decode ``text`` (the contents of ``path``), raising InputError naming the file."""
+    if not text.strip():
+        raise InputError(f"{path}: empty file")
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise InputError(
+            f"{path}: truncated or malformed JSON at line {exc.lineno}, column {exc.colno}: "
+            f"{exc.msg}"
+        ) from None
+
+
+def read_text(path: Path) -> str:
+    """The file's text; InputError when it cannot be read or is binary."""
+    try:
+        raw = path.read_bytes()
+    except OSError as exc:
+        raise InputError(f"{path}: cannot read: {exc.strerror}") from None
+    if b"\0" in raw[:4096]:
+        raise InputError(f"{path}: binary file, not a text or JSON capture")
+    return raw.decode("utf-8", errors="replace")
+
+
+def load_json_object(path: str | Path, what: str, required: tuple[str, ...]) -> dict[str, Any]:
+    """The JSON object in ``path``, checked to hold every key in ``required``.
+
+    ``what`` names the expected format in the error, e.g. ``"nvme smart-log JSON"``.
+    """
+    path = Path(path)
+    doc = parse_json(read_text(path), path)
+    if not isinstance(doc, dict):
+        raise InputError(f"{path}: not {what}: expected a JSON object, found {type(doc).__name__}")
+    missing = [key for key in required if key not in doc]
+    if missing:
+        raise InputError(f"{path}: not {what}: no {', '.join(map(repr, missing))}")
+    return doc

@@ -1,0 +1,78 @@
+"""The power trace every power source returns, and helpers shared by the CSV readers.
+
+A trace's frame has ``time_s`` (epoch seconds, float) and ``power_w`` (watts), plus
+``voltage_v`` (volts) and ``current_a`` (amperes) where the source measures them; rows are
+sorted by time. ``meta`` describes the source (path, sample count, dropped readings, ...).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import polars as pl
+
+from ...errors import InputError
+
+CANONICAL = ("time_s", "power_w", "voltage_v", "current_a")
+_PREFIX = {"": 1.0, "k": 1e3, "m": 1e-3, "u": 1e-6, "µ": 1e-6, "n": 1e-9}
+
+
+@dataclass
+class PowerTrace:
+    """Power samples (``frame``: time_s, power_w[, voltage_v, current_a]) and ``meta``."""
+
+    frame: pl.DataFrame
+    meta: dict[str, Any] = field(default_factory=dict)
+
+
+def unit_scale(unit: str, base: str, where: str) -> float:
+    """Factor from ``unit`` to the SI ``base`` unit: ``unit_scale("uW", "W", ...)`` = 1e-6."""
+    prefix = unit[: -len(base)] if unit.endswith(base) else None
+    if prefix not in _PREFIX:
+        raise InputError(f"{where}: unit {unit!r} is not a (k, m, u, n) multiple of {base}")
+    return _PREFIX[prefix]
+
+
+def read_csv(path: Path, *, skip_rows: int = 0) -> pl.DataFrame:
+    """A CSV file with a header row (after ``skip_rows`` lines), errors naming the file."""
+    try:
+        return pl.read_csv(path, skip_rows=skip_rows, infer_schema_length=None)
+    except pl.exceptions.NoDataError:
+        raise InputError(f"{path}: empty file") from None
+    except (OSError, pl.exceptions.PolarsError) as exc:
+        raise InputError(f"{path}: not a readable CSV file: {exc}") from None
+
+
+def require_columns(frame: pl.DataFrame, names: list[str], where: str | Path) -> None:
+    """InputError naming ``where`` (a file, or which frame) unless ``frame`` has ``names``."""
+    missing = [name for name in names if name not in frame.columns]
+    if missing:
+        raise InputError(
+            f"{where}: missing column(s) {', '.join(map(repr, missing))} "
+            f"(found {', '.join(map(repr, frame.columns))})"
+        )
+
+
+def scaled(column: str, factor: float) -> pl.Expr:
+    return pl.col(column).cast(pl.Float64) * factor
+
+
+def make_trace(
+    frame: pl.DataFrame, path: Path, columns: dict[str, pl.Expr], meta: dict[str, Any]
+) -> PowerTrace:
+    """Evaluate ``columns`` (canonical name -> expression) into a time-sorted trace.
+
+    Rows without a time or a power value are dropped and counted in ``meta["dropped_empty"]``.
+    """
+    first = [name for name in CANONICAL if name in columns]
+    names = first + [name for name in columns if name not in first]
+    try:
+        out = frame.select(columns[name].alias(name) for name in names)
+    except pl.exceptions.PolarsError as exc:
+        raise InputError(f"{path}: non-numeric value in a power column: {exc}") from None
+    kept = out.drop_nulls(["time_s", "power_w"]).sort("time_s")
+    meta = {"path": str(path), **meta, "samples": kept.height}
+    meta["dropped_empty"] = out.height - kept.height
+    return PowerTrace(kept, meta)

@@ -1,0 +1,185 @@
+"""``smartctl -j -a <dev>`` for SATA and NVMe drives.
+
+SATA attributes are keyed by ``name`` (their meaning depends on the drive family, not the id):
+
+- host writes: ``Total_LBAs_Written`` (x 512 B; Micron/Crucial 246, Samsung 241),
+  ``Host_Writes_32MiB`` (Intel 241); reads: ``Total_LBAs_Read``, ``Host_Reads_32MiB``.
+- NAND writes: ``NAND_Writes_32MiB`` (Intel DC 243), ``NAND_Writes_1GiB`` (Intel client 249),
+  ``NAND_Writes`` (Samsung 251, read as 512-byte units: its ratio to 241 is about 1.0 on a
+  lightly used drive). Micron/Crucial count pages instead: ``Host_Program_Page_Count`` (247)
+  and ``FTL_Program_Page_Count``/``Bckgnd_Program_Page_Cnt`` (248), WAF = (247 + 248) / 247.
+- wear: ``Percent_Lifetime_Remain`` (Micron 202), ``Media_Wearout_Indicator`` (Intel 233),
+  ``Wear_Leveling_Count`` (Samsung 177): percent used = 100 - normalized value; Samsung 177's
+  raw value is the average P/E cycle count.
+- temperature: the first number of ``raw.string`` of the temperature attribute (°C).
+
+NVMe: ``nvme_smart_health_information_log`` with temperature in °C and ``data_units_*`` in
+thousands of 512-byte units. Values of 2^53 or more are read from smartctl's exact ``KEY_s``.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+from typing import Any
+
+from ...errors import InputError
+from .._values import as_int, get_int, load_json_object, text_or_none, times
+from ..record import GIB, MIB, NVME_DATA_UNIT_BYTES, SmartRecord
+from ..registry import Probe
+
+NAME = "smartctl"
+
+#: attribute name -> bytes per raw unit
+HOST_WRITTEN = {"Total_LBAs_Written": 512, "Host_Writes_32MiB": 32 * MIB}
+HOST_READ = {"Total_LBAs_Read": 512, "Host_Reads_32MiB": 32 * MIB}
+NAND_WRITTEN = {"NAND_Writes_32MiB": 32 * MIB, "NAND_Writes_1GiB": GIB, "NAND_Writes": 512}
+HOST_PAGES = ("Host_Program_Page_Count",)
+FTL_PAGES = ("FTL_Program_Page_Count", "Bckgnd_Program_Page_Cnt", "Bckgnd_Program_Page_Count")
+#: attributes whose normalized value is the percentage of rated life remaining
+LIFE_REMAINING = ("Percent_Lifetime_Remain", "Media_Wearout_Indicator", "Wear_Leveling_Count")
+AVERAGE_ERASE = ("Wear_Leveling_Count",)
+TEMPERATURE = ("Temperature_Celsius", "Airflow_Temperature_Cel", "Temperature_Internal")
+UNSAFE_SHUTDOWNS = ("Unexpect_Power_Loss_Ct", "Unsafe_Shutdown_Count", "POR_Recovery_Count")
+MEDIA_ERRORS = ("Reported_Uncorrect",)
+
+_LEADING_NUMBER = re.compile(r"\s*(-?\d+(?:\.\d+)?)")
+
+
+def sniff(probe: Probe) -> bool:
+    doc = probe.json
+    return isinstance(doc, dict) and isinstance(doc.get("smartctl"), dict)
+
+
+def _obj(doc: dict[str, Any], key: str, where: str) -> dict[str, Any]:
+    value = doc.get(key, {})
+    if not isinstance(value, dict):
+        raise InputError(f"{where}: {key}: expected an object, found {value!r}")
+    return value
+
+
+class _Attributes:
+    """The ATA attribute table of one file, by name."""
+
+    def __init__(self, doc: dict[str, Any], where: str) -> None:
+        table = _obj(doc, "ata_smart_attributes", where).get("table")
+        if not isinstance(table, list):
+            raise InputError(f"{where}: ata_smart_attributes.table: expected a list")
+        self.where = where
+        self.by_name: dict[str, dict[str, Any]] = {}
+        for i, attr in enumerate(table):
+            if not isinstance(attr, dict) or not isinstance(attr.get("raw"), dict):
+                raise InputError(
+                    f"{where}: ata_smart_attributes.table[{i}]: expected an object with "
+                    f"'name' and 'raw', found {attr!r}"
+                )
+            self.by_name[str(attr.get("name"))] = attr
+
+    def _where(self, name: str) -> str:
+        return f"{self.where}: attribute {self.by_name[name].get('id')} {name}"
+
+    def first(self, names: tuple[str, ...] | dict[str, int]) -> str | None:
+        return next((n for n in names if n in self.by_name), None)
+
+    def raw(self, name: str | None) -> int | None:
+        if name is None:
+            return None
+        return get_int(self.by_name[name]["raw"], "value", self._where(name))
+
+    def scaled(self, units: dict[str, int]) -> int | None:
+        name = self.first(units)
+        return None if name is None else times(self.raw(name), units[name])
+
+    def percent_used(self) -> int | None:
+        name = self.first(LIFE_REMAINING)
+        if name is None:
+            return None
+        return 100 - as_int(self.by_name[name].get("value"), f"{self._where(name)}: value")
+
+    def temperature_c(self) -> float | None:
+        name = self.first(TEMPERATURE)
+        if name is None:
+            return None
+        text = str(self.by_name[name]["raw"].get("string", ""))
+        m = _LEADING_NUMBER.match(text)
+        if not m:
+            raise InputError(f"{self._where(name)}: raw.string has no temperature: {text!r}")
+        return float(m.group(1))
+
+    def pages(self) -> tuple[int | None, int | None]:
+        """(NAND pages = host + FTL, host pages) when the drive counts both."""
+        host, ftl = self.raw(self.first(HOST_PAGES)), self.raw(self.first(FTL_PAGES))
+        if host is None or ftl is None:
+            return None, None
+        return host + ftl, host
+
+
+def _ata_fields(doc: dict[str, Any], where: str) -> dict[str, Any]:
+    attrs = _Attributes(doc, where)
+    nand_pages, host_pages = attrs.pages()
+    temperature = attrs.temperature_c()
+    if temperature is None:
+        temperature = get_int(_obj(doc, "temperature", where), "current", f"{where}: temperature")
+    return {
+        "capacity_bytes": get_int(_obj(doc, "user_capacity", where), "bytes", where),
+        "host_bytes_written": attrs.scaled(HOST_WRITTEN),
+        "host_bytes_read": attrs.scaled(HOST_READ),
+        "nand_bytes_written": attrs.scaled(NAND_WRITTEN),
+        "nand_pages_written": nand_pages,
+        "host_pages_written": host_pages,
+        "percent_used": attrs.percent_used(),
+        "average_erase_count": attrs.raw(attrs.first(AVERAGE_ERASE)),
+        "temperature_c": temperature,
+        "media_errors": attrs.raw(attrs.first(MEDIA_ERRORS)),
+        "unsafe_shutdowns": attrs.raw(attrs.first(UNSAFE_SHUTDOWNS)),
+    }
+
+
+def _nvme_fields(doc: dict[str, Any], where: str) -> dict[str, Any]:
+    log = _obj(doc, "nvme_smart_health_information_log", where)
+    lw = f"{where}: nvme_smart_health_information_log"
+    written, read = get_int(log, "data_units_written", lw), get_int(log, "data_units_read", lw)
+    capacity = get_int(doc, "nvme_total_capacity", where)
+    return {
+        "capacity_bytes": capacity or get_int(_obj(doc, "user_capacity", where), "bytes", where),
+        "unallocated_bytes": get_int(doc, "nvme_unallocated_capacity", where),
+        "host_bytes_written": times(written, NVME_DATA_UNIT_BYTES),
+        "host_bytes_read": times(read, NVME_DATA_UNIT_BYTES),
+        "percent_used": get_int(log, "percentage_used", lw),
+        "temperature_c": get_int(log, "temperature", lw),
+        "power_on_hours": get_int(log, "power_on_hours", lw),
+        "media_errors": get_int(log, "media_errors", lw),
+        "unsafe_shutdowns": get_int(log, "unsafe_shutdowns", lw),
+        "critical_warning": get_int(log, "critical_warning", lw),
+    }
+
+
+def read_smartctl(path: str | Path) -> SmartRecord:
+    """Read ``smartctl -j -a`` output (SATA or NVMe) into a :class:`SmartRecord`."""
+    doc = load_json_object(path, "smartctl JSON", ("smartctl",))
+    where = str(path)
+    if "nvme_smart_health_information_log" in doc:
+        fields = _nvme_fields(doc, where)
+    elif "ata_smart_attributes" in doc:
+        fields = _ata_fields(doc, where)
+    else:
+        said = "; ".join(
+            str(m.get("string"))
+            for m in _obj(doc, "smartctl", where).get("messages") or []
+            if isinstance(m, dict)
+        )
+        raise InputError(
+            f"{where}: smartctl JSON without ata_smart_attributes or "
+            f"nvme_smart_health_information_log" + (f" (smartctl said: {said})" if said else "")
+        )
+    if fields.get("power_on_hours") is None:
+        fields["power_on_hours"] = get_int(_obj(doc, "power_on_time", where), "hours", where)
+    return SmartRecord(
+        source=NAME,
+        path=where,
+        model=text_or_none(doc.get("model_name")),
+        serial=text_or_none(doc.get("serial_number")),
+        firmware=text_or_none(doc.get("firmware_version")),
+        raw=doc,
+        **fields,
+    )
