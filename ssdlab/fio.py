@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import contextlib
+import ctypes
 import os
 import re
 import shutil
@@ -15,6 +17,7 @@ from .errors import FioError
 from .suite import Step
 
 LOG_PREFIX = "fio"
+PR_SET_PDEATHSIG = 1
 LOG_WINDOW_MS = 1000
 
 _ETA_PCT = re.compile(r"\]\[(\d+(?:\.\d+)?)%\]")
@@ -51,14 +54,22 @@ def _fio_value(value: str | int | float | bool) -> str:
 
 
 def job_file(step: Step, filename: str, *, direct: bool, header: str) -> str:
-    """The fio job file for one step: ramp excluded, per-second and histogram logs on."""
+    """The fio job file for one step: ramp excluded, per-second and histogram logs on, log
+    times in epoch milliseconds (to align with power meters and other clocks)."""
     glob: dict[str, str | int | float | bool] = {
         "filename": filename,
         "ioengine": step.ioengine,
         "direct": direct,
-        "time_based": True,
-        "runtime": f"{round(step.runtime_s * 1000)}ms",
-        "ramp_time": f"{round(step.ramp_s * 1000)}ms",
+    }
+    if step.loops:
+        glob["loops"] = step.loops  # size-based: runtime, if any, only caps it
+    else:
+        glob["time_based"] = True
+    if step.runtime_s:
+        glob["runtime"] = f"{round(step.runtime_s * 1000)}ms"
+    if step.ramp_s:
+        glob["ramp_time"] = f"{round(step.ramp_s * 1000)}ms"
+    glob |= {
         "group_reporting": True,
         "log_avg_msec": LOG_WINDOW_MS,
         "log_hist_msec": LOG_WINDOW_MS,
@@ -171,7 +182,9 @@ def run_fio(
     interrupted = False
     previous = signal.signal(signal.SIGTERM, _raise_keyboard_interrupt)
     with (cwd / "fio.stderr").open("wb") as stderr:
-        proc = subprocess.Popen(cmd, cwd=cwd, stdout=subprocess.PIPE, stderr=stderr)
+        proc = subprocess.Popen(
+            cmd, cwd=cwd, stdout=subprocess.PIPE, stderr=stderr, preexec_fn=_die_with_parent
+        )
         assert proc.stdout is not None
         notes: list[str] = []
         buf = b""
@@ -222,6 +235,13 @@ def _stop(proc: subprocess.Popen[bytes]) -> None:
     except subprocess.TimeoutExpired:
         proc.kill()
         proc.wait()
+
+
+def _die_with_parent() -> None:
+    """In the fio child: get SIGTERM if ssdlab dies (even by SIGKILL), so no orphaned fio
+    keeps writing to the target or to a step directory a resumed run is replacing."""
+    with contextlib.suppress(OSError, AttributeError):
+        ctypes.CDLL(None, use_errno=True).prctl(PR_SET_PDEATHSIG, signal.SIGTERM)
 
 
 def _raise_keyboard_interrupt(signum: int, frame: object) -> None:

@@ -15,7 +15,7 @@ import os
 import re
 import secrets
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass, field, fields
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import polars as pl
@@ -27,7 +27,7 @@ from .io import FioJson, read_fio_json
 from .io.fio_log import read_fio_logs
 from .logs import TIMESERIES_KINDS, JobLog, find_job_logs, timeseries
 from .manifest import MANIFEST, Manifest, StepRecord, now
-from .results import FRAMES_DIR, Frames
+from .results import FRAMES_DIR, RAW_FRAMES
 
 SNIFF_BYTES = 8192
 _LOG_ROW = re.compile(rb"^\s*\d+\s*,\s*-?\d+\s*,\s*\d+\s*,\s*\d+")
@@ -199,7 +199,7 @@ def import_results(
         started=now(),
         ended=now(),
     )
-    frames: dict[str, list[pl.DataFrame]] = {f.name: [] for f in fields(Frames)}
+    frames: dict[str, list[pl.DataFrame]] = {name: [] for name in RAW_FRAMES}
     for index, (path, fio, logs) in enumerate(results, start=1):
         name = _step_name(path, roots)
         manifest.steps.append(
@@ -235,6 +235,8 @@ def _ids(manifest: Manifest, index: int, name: str) -> list[pl.Expr]:
         pl.lit(None, dtype=pl.String).alias("host"),
         pl.lit(index, dtype=pl.Int64).alias("step_index"),
         pl.lit(name, dtype=pl.String).alias("step"),
+        pl.lit(None, dtype=pl.String).alias("block"),
+        pl.lit(None, dtype=pl.Int64).alias("round"),
         pl.lit("ok", dtype=pl.String).alias("status"),
     ]
 

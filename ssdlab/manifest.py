@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Literal
+from typing import Any, Literal
 
 from pydantic import BaseModel, Field, ValidationError
 
@@ -36,6 +36,7 @@ class TargetInfo(BaseModel):
     size_bytes: int | None = None
     temporary: bool = False
     direct_supported: bool = True
+    device: dict[str, Any] | None = None  # identity of a block device (ssdlab.devices)
 
 
 class StepRecord(BaseModel):
@@ -49,6 +50,8 @@ class StepRecord(BaseModel):
     direct: bool | None = None
     workload: Step | None = None
     sources: list[str] = Field(default_factory=list)
+    block: str | None = None  # the round block this step belongs to
+    round: int | None = None
 
 
 class Manifest(BaseModel):
@@ -66,7 +69,15 @@ class Manifest(BaseModel):
     started: datetime | None = None
     ended: datetime | None = None
     status: Literal["pending", "running", "complete", "failed", "interrupted"] = "pending"
+    suite_definition: dict[str, Any] | None = None
+    scale: float = 1.0
+    purge: str | None = None
     steps: list[StepRecord] = Field(default_factory=list)
+    steady_state: list[dict[str, Any]] = Field(default_factory=list)
+
+    def record(self, name: str) -> StepRecord | None:
+        """The step record of that name, if the step ran (or started)."""
+        return next((s for s in self.steps if s.name == name), None)
 
     def save(self, results_dir: Path) -> None:
         write_text_atomic(results_dir / MANIFEST, self.model_dump_json(indent=2) + "\n")

@@ -1,5 +1,6 @@
-"""What a user sees while a suite runs: a rich progress display with suite and step ETA and
-fio's live rates, or one plain line per step when the output is not a terminal."""
+"""What a user sees while a suite runs: a rich progress display with suite and step ETA,
+fio's live rates and the steady-state status of round blocks, or one plain line per event
+when the output is not a terminal."""
 
 from __future__ import annotations
 
@@ -10,7 +11,6 @@ from rich.markup import escape
 from rich.progress import BarColumn, Progress, TaskID, TaskProgressColumn, TextColumn
 
 from .fio import FioStatus
-from .suite import Step, Suite
 
 
 def _hms(seconds: float) -> str:
@@ -25,14 +25,14 @@ def _rate(iops: float | None, bw: float | None) -> str:
 
 
 class RunDisplay:
-    """Progress of one suite run; ETAs come from the suite plan and fio's own estimate."""
+    """Progress of one suite run. The suite ETA is the planned time of what is left (round
+    blocks count the rounds they still need at least); the step ETA is fio's own."""
 
-    def __init__(self, suite: Suite, pending: list[Step], console: Console | None = None):
+    def __init__(self, title: str, planned_s: float, console: Console | None = None):
         self.console = console or Console(stderr=True)
         self.live = self.console.is_terminal
-        self._remaining_after = 0.0
-        self._pending = {s.name: s.planned_s for s in pending}
-        self._step: Step | None = None
+        self._left_s = planned_s  # planned seconds of the steps not started yet
+        self._step_planned = 0.0
         self._progress = Progress(
             TextColumn("{task.description}", style="bold"),
             BarColumn(),
@@ -43,11 +43,10 @@ class RunDisplay:
             disable=not self.live,
             refresh_per_second=4,
         )
-        total = sum(self._pending.values())
-        self._suite_task: TaskID = self._progress.add_task(
-            f"suite {suite.name}", total=total, eta=_hms(total), live=""
+        self._suite: TaskID = self._progress.add_task(
+            title, total=planned_s or None, eta=_hms(planned_s), live=""
         )
-        self._step_task: TaskID | None = None
+        self._step: TaskID | None = None
 
     def __enter__(self) -> RunDisplay:
         self._progress.__enter__()
@@ -61,45 +60,44 @@ class RunDisplay:
     ) -> None:
         self._progress.__exit__(exc_type, exc, tb)
 
-    def start_step(self, position: int, count: int, step: Step) -> None:
-        self._step = step
-        self._pending.pop(step.name, None)
-        self._remaining_after = sum(self._pending.values())
-        label = f"[{position}/{count}] {step.name}"
-        if self._step_task is not None:
-            self._progress.remove_task(self._step_task)
-        self._step_task = self._progress.add_task(
-            label, total=step.planned_s, eta=_hms(step.planned_s), live=""
+    def print(self, message: str) -> None:
+        self._progress.console.print(escape(message), soft_wrap=True, highlight=False)
+
+    def add_planned(self, seconds: float) -> None:
+        """More work than planned (another round of a block that is not steady yet)."""
+        self._left_s += seconds
+        task = self._progress.tasks[self._suite]
+        self._progress.update(self._suite, total=(task.total or 0) + seconds)
+
+    def start_step(self, label: str, planned_s: float) -> None:
+        self._left_s = max(0.0, self._left_s - planned_s)
+        self._step_planned = planned_s
+        if self._step is not None:
+            self._progress.remove_task(self._step)
+        self._step = self._progress.add_task(
+            label, total=planned_s or None, eta=_hms(planned_s), live=""
         )
         if not self.live:
-            self.console.print(f"{escape(label)}: running (about {_hms(step.planned_s)})")
+            self.print(f"{label}: running (planned {_hms(planned_s)})")
 
     def fio_status(self, status: FioStatus) -> None:
-        if self._step is None or self._step_task is None:
+        if self._step is None:
             return
-        planned = self._step.planned_s
-        left = status.eta_s if status.eta_s is not None else planned
-        done = max(0.0, planned - left)
+        left = status.eta_s if status.eta_s is not None else self._step_planned
         self._progress.update(
-            self._step_task,
-            completed=done,
+            self._step,
+            completed=max(0.0, self._step_planned - left),
             eta=_hms(left),
             live=_rate(status.iops, status.bw_bytes_s),
         )
-        suite_total = self._progress.tasks[self._suite_task].total or 0
-        suite_left = self._remaining_after + left
+        total = self._progress.tasks[self._suite].total or 0
         self._progress.update(
-            self._suite_task, completed=suite_total - suite_left, eta=_hms(suite_left)
+            self._suite, completed=total - self._left_s - left, eta=_hms(self._left_s + left)
         )
 
-    def end_step(self, step: Step, outcome: str) -> None:
-        message = f"{step.name}: {outcome}"
-        if self._step_task is not None:
-            self._progress.update(self._step_task, completed=step.planned_s, eta=_hms(0))
-        suite_total = self._progress.tasks[self._suite_task].total or 0
-        self._progress.update(
-            self._suite_task,
-            completed=suite_total - self._remaining_after,
-            eta=_hms(self._remaining_after),
-        )
-        self._progress.console.print(escape(message), soft_wrap=True, highlight=False)
+    def end_step(self, message: str) -> None:
+        if self._step is not None:
+            self._progress.update(self._step, completed=self._step_planned, eta=_hms(0))
+        total = self._progress.tasks[self._suite].total or 0
+        self._progress.update(self._suite, completed=total - self._left_s, eta=_hms(self._left_s))
+        self.print(message)

@@ -21,7 +21,7 @@ from .logs import TIMESERIES_KINDS, JobLog, find_job_logs, timeseries
 from .manifest import LOADABLE, Manifest, StepRecord
 from .runner import FIO_JSON
 
-ID_COLUMNS = ["run_id", "label", "host", "step_index", "step", "status"]
+ID_COLUMNS = ["run_id", "label", "host", "step_index", "step", "block", "round", "status"]
 SUMMARY_FIRST = [
     *ID_COLUMNS, "direction", "rw", "bs_bytes", "iodepth", "numjobs", "rwmixread", "iops",
     "bw_bytes_s", "io_bytes", "runtime_s", "lat_mean_ns", "clat_mean_ns", "clat_p50_ns",
@@ -41,6 +41,43 @@ class Frames:
     latency_hist: Any
     percentiles: Any
     snapshots: Any
+    rounds: Any
+    steady_state: Any
+
+
+#: the frames built from fio's files (the rest come from the manifest)
+RAW_FRAMES = ("summary", "timeseries", "latency_hist", "percentiles", "snapshots")
+ROUNDS_SCHEMA = {
+    "block": pl.String,
+    "round": pl.Int64,
+    "step": pl.String,
+    "metric": pl.String,
+    "value": pl.Float64,
+    "in_window": pl.Boolean,
+}
+STEADY_COLUMNS = {
+    "block": pl.String, "metric": pl.String, "direction": pl.String, "track": pl.String,
+    "steady": pl.Boolean, "reason": pl.String, "rounds_run": pl.Int64, "window": pl.Int64,
+    "mean": pl.Float64, "data_excursion": pl.Float64, "allowed_data_excursion": pl.Float64,
+    "slope": pl.Float64, "intercept": pl.Float64, "slope_excursion": pl.Float64,
+    "allowed_slope_excursion": pl.Float64,
+}  # fmt: skip
+
+
+def steady_frames(manifest: Manifest) -> tuple[pl.DataFrame, pl.DataFrame]:
+    """Round-by-round tracked values and the steady-state determination of every block."""
+    rounds, determinations = [], []
+    for d in manifest.steady_state:
+        values = d.get("round_values", [])
+        judged = set(d.get("rounds") or ())
+        for n, value in enumerate(values, start=1):
+            step = f"{d['block']}-r{n:02d}-{d['track']}"
+            rounds.append((d["block"], n, step, d["metric"], value, n in judged))
+        determinations.append({k: d.get(k) for k in STEADY_COLUMNS} | {"rounds_run": len(values)})
+    return (
+        pl.DataFrame(rounds, schema=ROUNDS_SCHEMA, orient="row"),
+        pl.DataFrame(determinations, schema=STEADY_COLUMNS),
+    )
 
 
 @dataclass
@@ -80,10 +117,12 @@ def _step_frames(
         "host": manifest.host.hostname if manifest.host else None,
         "step_index": record.index,
         "step": record.name,
+        "block": record.block,
+        "round": record.round,
         "status": record.status,
     }
     id_cols = [
-        pl.lit(v, dtype=pl.Int64 if k == "step_index" else pl.String).alias(k)
+        pl.lit(v, dtype=pl.Int64 if k in ("step_index", "round") else pl.String).alias(k)
         for k, v in ids.items()
     ]
     summary = fio.jobs.with_columns(id_cols)
@@ -124,18 +163,18 @@ def load(results_dir: str | Path) -> Results:
 
 
 def _results(path: Path, manifest: Manifest, frames: list[pl.DataFrame]) -> Results:
-    names = [f.name for f in fields(Frames)]
     ordered = {
         name: _front(frame, SUMMARY_FIRST if name == "summary" else ID_COLUMNS)
-        for name, frame in zip(names, frames, strict=True)
+        for name, frame in zip(RAW_FRAMES, frames, strict=True)
     }
-    return Results(**ordered, path=path, manifest=manifest)
+    rounds, steady = steady_frames(manifest)
+    return Results(**ordered, rounds=rounds, steady_state=steady, path=path, manifest=manifest)
 
 
 def _load_import(path: Path, manifest: Manifest) -> Results:
     frames = []
-    for f in fields(Frames):
-        file = path / FRAMES_DIR / f"{f.name}.parquet"
+    for name in RAW_FRAMES:
+        file = path / FRAMES_DIR / f"{name}.parquet"
         try:
             frames.append(pl.read_parquet(file))
         except (OSError, pl.exceptions.PolarsError) as exc:

@@ -10,30 +10,39 @@ Layout of a results directory::
 
 A step runs in ``NNN-<step>.partial`` and is renamed when fio has exited; only the manifest
 says whether it is complete. Re-running with the same results directory continues at the
-first step that is not ``ok``.
+first step that is not ``ok``: finished steps are neither repeated nor rewritten, and a
+step that was interrupted or killed is run again from its start. Round blocks are judged
+again from the rounds already on disk.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import secrets
 import shutil
 from pathlib import Path
+from typing import Literal
 
+import polars as pl
 from rich.console import Console
 
 from . import __version__
+from .analysis.steady_state import steady_round
 from .errors import InputError, SsdlabError
 from .fio import fio_binary, fio_version, job_file, run_fio
 from .io import read_fio_json
-from .manifest import Manifest, StepRecord, now
+from .manifest import MANIFEST, Manifest, StepRecord, now
 from .progress import RunDisplay
-from .suite import Step, Suite
+from .suite import Rounds, Step, Suite
 from .sysinfo import host_info
-from .target import prepare_target, release_target
+from .target import prepare_target, purge, release_target
+from .units import parse_size
 
 FIO_JSON = "fio.json"
 JOB_FILE = "job.fio"
+DEFAULT_FILE_BYTES = 2**30
+OnError = Literal["stop", "continue"]
 
 
 class RunInterrupted(SsdlabError):
@@ -44,34 +53,19 @@ class StepFailed(SsdlabError):
     """A step's fio run failed; earlier results are kept."""
 
 
-def _new_manifest(suite: Suite, label: str | None, target: Path | None) -> Manifest:
-    stamp = now().strftime("%Y%m%dT%H%M%SZ")
-    return Manifest(
-        run_id=f"{stamp}-{secrets.token_hex(3)}",
-        label=label or (target.name if target else "temporary file"),
-        suite=suite.name,
-        suite_description=suite.description,
-        host=host_info(),
-        steps=[
-            StepRecord(index=i, name=s.name, dir=f"{i:03d}-{s.name}", workload=s)
-            for i, s in enumerate(suite.steps, start=1)
-        ],
-    )
+def default_file_size(suite: Suite) -> int:
+    """Bytes a file target needs: the largest absolute size + offset of any step, or 1 GiB
+    when every step works on a share (``75%``) of the target."""
+    needs = [
+        parse_size(s.size) + (parse_size(s.offset) if s.offset and "%" not in s.offset else 0)
+        for s in suite.all_steps()
+        if s.size and "%" not in s.size
+    ]
+    return max(needs, default=DEFAULT_FILE_BYTES)
 
 
-def _resume_manifest(out: Path, suite: Suite) -> Manifest:
-    manifest = Manifest.load(out)
-    planned = [s.workload for s in manifest.steps]
-    if manifest.suite != suite.name or planned != list(suite.steps):
-        raise SsdlabError(
-            f"{out} holds a run of suite {manifest.suite!r} with other steps; "
-            "use another --out to start a new run"
-        )
-    return manifest
-
-
-def _step_summary(step_dir: Path) -> str:
-    """One line of headline figures; raises InputError when fio's output is unusable."""
+def _inspect(step_dir: Path) -> tuple[pl.DataFrame, str]:
+    """fio's per-direction rows and a one-line headline; InputError when unusable."""
     jobs = read_fio_json(step_dir / FIO_JSON).jobs
     errors = [e for e in jobs["error"].unique().to_list() if e]
     if errors:
@@ -80,50 +74,150 @@ def _step_summary(step_dir: Path) -> str:
     bw = float(jobs["bw_bytes_s"].sum())
     p99 = jobs["clat_p99_ns"].max()
     tail = f"  clat p99 {p99 / 1000:,.1f} µs" if p99 is not None else ""
-    return f"{iops:,.0f} IOPS  {bw / 2**20:,.1f} MiB/s{tail}"
+    return jobs, f"{iops:,.0f} IOPS  {bw / 2**20:,.1f} MiB/s{tail}"
 
 
-def _run_step(
-    manifest: Manifest, record: StepRecord, step: Step, out: Path, display: RunDisplay
-) -> None:
-    assert manifest.target is not None
-    final = out / "steps" / record.dir
-    partial = final.with_name(final.name + ".partial")
-    for old in (final, partial):
-        shutil.rmtree(old, ignore_errors=True)
-    partial.mkdir(parents=True)
-    direct = step.direct and manifest.target.direct_supported
-    header = (
-        f"ssdlab {__version__}: suite {manifest.suite}, step {step.name}, run {manifest.run_id}"
-    )
-    (partial / JOB_FILE).write_text(
-        job_file(step, manifest.target.path, direct=direct, header=header)
-    )
-    record.status, record.started, record.ended, record.error = "running", now(), None, None
-    record.direct = direct
-    manifest.save(out)
+def tracked_value(jobs: pl.DataFrame, metric: str, direction: str | None) -> float:
+    """A round's tracked variable: rates summed over directions, latencies IOPS-weighted."""
+    if direction:
+        jobs = jobs.filter(pl.col("direction") == direction)
+    if jobs.is_empty():
+        raise InputError(f"no {direction or 'any'} direction to track")
+    if metric in ("iops", "bw_bytes_s"):
+        return float(jobs[metric].sum())
+    return float((jobs[metric] * jobs["iops"]).sum() / jobs["iops"].sum())
 
-    outcome = run_fio(partial / JOB_FILE, partial / FIO_JSON, on_status=display.fio_status)
-    error = outcome.error
-    summary = ""
-    if error is None or outcome.interrupted:
-        try:
-            summary = _step_summary(partial)
-        except InputError as exc:
-            error = error or str(exc)
-    os.replace(partial, final)
-    record.ended = now()
-    record.status = "interrupted" if outcome.interrupted else ("failed" if error else "ok")
-    record.error = error
-    manifest.save(out)
-    display.end_step(step, summary if record.status == "ok" else f"{record.status}: {error}")
-    if outcome.interrupted:
-        raise RunInterrupted(
-            f"interrupted during step '{step.name}'; results so far are in {out} "
-            "(run the same command again to continue)"
+
+@dataclasses.dataclass
+class _Run:
+    manifest: Manifest
+    out: Path
+    display: RunDisplay
+    on_error: OnError
+    failures: list[str] = dataclasses.field(default_factory=list)
+
+    def save(self) -> None:
+        self.manifest.save(self.out)
+
+    def step(self, step: Step, block: str | None = None, round_no: int | None = None) -> StepRecord:
+        """Run ``step`` unless it is already ``ok``; return its record."""
+        record = self.manifest.record(step.name)
+        if record is not None and record.status == "ok":
+            self.display.add_planned(-step.planned_s)
+            return record
+        if record is None:
+            index = len(self.manifest.steps) + 1
+            record = StepRecord(
+                index=index,
+                name=step.name,
+                dir=f"{index:03d}-{step.name}",
+                workload=step,
+                block=block,
+                round=round_no,
+            )
+            self.manifest.steps.append(record)
+        self._execute(record, step)
+        return record
+
+    def _execute(self, record: StepRecord, step: Step) -> None:
+        target = self.manifest.target
+        assert target is not None
+        final = self.out / "steps" / record.dir
+        partial = final.with_name(final.name + ".partial")
+        for old in (final, partial):
+            shutil.rmtree(old, ignore_errors=True)
+        partial.mkdir(parents=True)
+        direct = step.direct and target.direct_supported
+        header = f"ssdlab {__version__}: suite {self.manifest.suite}, step {step.name}"
+        job = job_file(step, target.path, direct=direct, header=header)
+        (partial / JOB_FILE).write_text(job)
+        record.status, record.started, record.ended, record.error = "running", now(), None, None
+        record.direct = direct
+        self.save()
+
+        self.display.start_step(f"[{record.index}] {step.name}", step.planned_s)
+        outcome = run_fio(partial / JOB_FILE, partial / FIO_JSON, on_status=self.display.fio_status)
+        error = outcome.error
+        headline = ""
+        if error is None or outcome.interrupted:
+            try:
+                headline = _inspect(partial)[1]
+            except InputError as exc:
+                error = error or str(exc)
+        os.replace(partial, final)
+        record.ended = now()
+        record.status = "interrupted" if outcome.interrupted else ("failed" if error else "ok")
+        record.error = error
+        self.save()
+        self.display.end_step(
+            f"{step.name}: {headline if record.status == 'ok' else f'{record.status}: {error}'}"
         )
-    if error:
-        raise StepFailed(f"step '{step.name}' failed: {error}")
+        if outcome.interrupted:
+            raise RunInterrupted(
+                f"interrupted during step '{step.name}'; results so far are in {self.out} "
+                "(run the same command again to continue)"
+            )
+        if error:
+            message = f"step '{step.name}' failed: {error}"
+            if self.on_error == "stop":
+                raise StepFailed(message)
+            self.failures.append(message)
+
+    def rounds(self, block: Rounds) -> None:
+        """Rounds of ``block`` until its tracked variable is steady or ``max`` rounds."""
+        values: list[float] = []
+        per_round = sum(s.planned_s for s in block.steps)
+        for round_no in range(1, block.max + 1):
+            if round_no > block.window:
+                self.display.add_planned(per_round)
+            for step in block.round_steps(round_no):
+                self.step(step, block.name, round_no)
+            tracked = self.manifest.record(block.tracked_name(round_no))
+            assert tracked is not None
+            try:
+                if tracked.status != "ok":
+                    raise InputError(f"tracked step {tracked.name} {tracked.status}")
+                jobs = _inspect(self.out / "steps" / tracked.dir)[0]
+                values.append(tracked_value(jobs, block.metric, block.direction))
+            except InputError as exc:
+                self._determine(block, values, {"steady": False, "reason": str(exc)})
+                return
+            state = steady_round(values, block.window, block.max)
+            status = "steady" if state and state.steady else f"not steady ({len(values)} rounds)"
+            self.display.print(f"{block.name}: round {round_no}/{block.max}, {status}")
+            if state is not None:
+                self._determine(block, values, dataclasses.asdict(state))
+                return
+
+    def _determine(self, block: Rounds, values: list[float], state: dict) -> None:
+        """Record a block's determination; ``round_values`` holds every round's value."""
+        entry = {"block": block.name, "metric": block.metric, "direction": block.direction}
+        entry |= {"track": block.track, "window": block.window, "max_rounds": block.max}
+        entry |= {"round_values": values}
+        self.manifest.steady_state = [
+            d for d in self.manifest.steady_state if d["block"] != block.name
+        ] + [entry | state]
+        self.save()
+
+
+def _open_manifest(out: Path, suite: Suite, label: str | None, target: Path | None) -> Manifest:
+    definition = suite.model_dump(mode="json")
+    if (out / MANIFEST).exists():
+        manifest = Manifest.load(out)
+        if manifest.suite_definition != definition:
+            raise SsdlabError(
+                f"{out} holds a run of suite {manifest.suite!r} with other steps or settings; "
+                "use another --out to start a new run"
+            )
+        return manifest
+    return Manifest(
+        run_id=f"{now():%Y%m%dT%H%M%SZ}-{secrets.token_hex(3)}",
+        label=label or (target.name if target else "temporary file"),
+        suite=suite.name,
+        suite_description=suite.description,
+        suite_definition=definition,
+        host=host_info(),
+    )
 
 
 def run_suite(
@@ -131,25 +225,49 @@ def run_suite(
     out: Path,
     *,
     target: Path | None = None,
+    target_size: int | None = None,
     label: str | None = None,
+    destroy_data: str | None = None,
+    purge_first: bool = False,
+    on_error: OnError = "stop",
+    scale: float = 1.0,
     console: Console | None = None,
 ) -> Manifest:
-    """Run every step of ``suite`` not yet ``ok`` in ``out``; return the final manifest."""
+    """Run every step of ``suite`` not yet ``ok`` in ``out``; return the final manifest.
+
+    ``on_error="continue"`` records a failed step and goes on; the run then ends with
+    :class:`StepFailed` listing the failures. ``purge_first`` purges the target before the
+    first step of a new run. ``scale`` is recorded (the suite passed is already scaled).
+    """
     binary = fio_binary()
     out.mkdir(parents=True, exist_ok=True)
-    resuming = (out / "manifest.json").exists()
-    manifest = _resume_manifest(out, suite) if resuming else _new_manifest(suite, label, target)
-    manifest.target = prepare_target(target, out)
+    manifest = _open_manifest(out, suite, label, target)
+    manifest.scale = scale
+    fresh = not manifest.steps
+    manifest.target = prepare_target(
+        target,
+        out,
+        size_bytes=target_size or default_file_size(suite),
+        writes=suite.writes or purge_first,
+        destroy_data=destroy_data,
+    )
+    if purge_first and fresh:
+        manifest.purge = purge(manifest.target)
     manifest.fio_version = fio_version(binary)
     manifest.ssdlab_version = __version__
     manifest.status, manifest.started, manifest.ended = "running", manifest.started or now(), None
     manifest.save(out)
-    todo = [(r, s) for r, s in zip(manifest.steps, suite.steps, strict=True) if r.status != "ok"]
+    display = RunDisplay(f"suite {suite.name}", suite.planned_s, console)
+    run = _Run(manifest, out, display, on_error)
     try:
-        with RunDisplay(suite, [s for _, s in todo], console) as display:
-            for position, (record, step) in enumerate(todo, start=1):
-                display.start_step(position, len(todo), step)
-                _run_step(manifest, record, step, out, display)
+        with display:
+            for item in suite.steps:
+                if isinstance(item, Rounds):
+                    run.rounds(item)
+                else:
+                    run.step(item)
+        if run.failures:
+            raise StepFailed(f"{len(run.failures)} step(s) failed: " + "; ".join(run.failures))
         manifest.status = "complete"
     except RunInterrupted:
         manifest.status = "interrupted"
@@ -159,9 +277,6 @@ def run_suite(
         raise
     finally:
         manifest.ended = now()
-        target_file = Path(manifest.target.path)
-        if target_file.is_file():
-            manifest.target.size_bytes = target_file.stat().st_size
         manifest.save(out)
         release_target(manifest.target)
     return manifest

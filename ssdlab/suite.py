@@ -1,44 +1,76 @@
 """Declarative test suites: a TOML or YAML file listing steps, each one fio workload.
 
-A suite file has a ``name``, an optional ``description``, optional ``defaults`` applied to
+A suite file has a ``name``, an optional ``description``, ``params``, ``defaults`` applied to
 every step, and ``steps``. Every step field can be set in ``defaults``; ``options`` holds any
-further fio option verbatim. Built-in suites live in ``ssdlab/suites/<name>.toml``.
+further fio option verbatim.
+
+- ``"@name"`` anywhere in ``defaults`` or a step stands for ``params.name``, so a suite
+  exposes its QD list, durations or LBA span as parameters a user can override.
+- A list in ``iodepth``, ``numjobs``, ``bs`` or ``rwmixread`` expands the step into one step
+  per value (in the order the fields appear); its name must hold ``{field}`` placeholders.
+- A step with ``rounds`` is a block of sub-steps repeated round after round until the
+  tracked step's metric is steady by the SNIA PTS rule (or ``max`` rounds).
+- ``include = ["name-or-file", ...]`` starts from other suites: their params, defaults and
+  steps, overridden by this file's params and defaults; ``exclude`` drops steps by name.
+
+Built-in suites live in ``ssdlab/suites/<name>.toml``.
 """
 
 from __future__ import annotations
 
+import itertools
+import re
 import tomllib
 from pathlib import Path
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Discriminator,
+    Field,
+    Tag,
+    ValidationError,
+    field_validator,
+)
 
 from .errors import SuiteError
-from .units import parse_size
+from .units import format_size, parse_size
 
 BUILTIN_DIR = Path(__file__).resolve().parent / "suites"
+EXPANDABLE = ("iodepth", "numjobs", "bs", "rwmixread")
+READ_ONLY_RW = {"read", "randread"}
 
 ReadWrite = Literal[
     "read", "write", "trim", "randread", "randwrite", "randtrim",
     "rw", "readwrite", "randrw", "trimwrite",
 ]  # fmt: skip
 MIXED_RW = {"rw", "readwrite", "randrw"}
+Metric = Literal["iops", "bw_bytes_s", "lat_mean_ns", "clat_mean_ns", "clat_p99_ns"]
+_NAME = r"^[A-Za-z0-9][A-Za-z0-9._-]*$"
+
+
+def _is_relative(size: str) -> bool:
+    return size.strip().endswith("%")
 
 
 class Step(BaseModel):
-    """One fio workload. Durations are seconds; sizes take fio's notation (``4k``, ``16GiB``)."""
+    """One fio workload. Durations are seconds; sizes take fio's notation (``4k``, ``16g``) or
+    a share of the target (``75%``). With ``loops`` the step is size-based: it writes or reads
+    its ``size`` that many times (``runtime_s`` then caps it)."""
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
-    name: str = Field(pattern=r"^[A-Za-z0-9][A-Za-z0-9._-]*$", max_length=80)
+    name: str = Field(pattern=_NAME, max_length=120)
     rw: ReadWrite
     bs: str = "4k"
     iodepth: int = Field(1, ge=1, le=65536)
     numjobs: int = Field(1, ge=1, le=4096)
     rwmixread: int | None = Field(None, ge=0, le=100)
-    runtime_s: float = Field(gt=0)
+    runtime_s: float | None = Field(None, gt=0)
     ramp_s: float = Field(0, ge=0)
+    loops: int | None = Field(None, ge=1)
     size: str | None = None
     offset: str | None = None
     ioengine: str = "libaio"
@@ -56,47 +88,156 @@ class Step(BaseModel):
         parse_size(v)
         return v
 
+    @field_validator("size", "offset")
+    @classmethod
+    def _check_size(cls, v: str | None) -> str | None:
+        if v is not None and not _is_relative(v):
+            parse_size(v)
+        return v
+
+    def model_post_init(self, _: Any) -> None:
+        if self.rw in MIXED_RW and self.rwmixread is None:
+            raise ValueError(f"rw={self.rw} needs rwmixread (the read share in percent)")
+        if self.runtime_s is None and self.loops is None:
+            raise ValueError("needs runtime_s (time-based) or loops (size-based)")
+
     @property
     def bs_bytes(self) -> int:
         return parse_size(self.bs)
 
     @property
     def planned_s(self) -> float:
-        """Seconds the step is expected to take (ramp plus measured runtime)."""
-        return self.ramp_s + self.runtime_s
+        """Seconds the step is expected to take; a size-based step counts its cap, if any."""
+        return self.ramp_s + (self.runtime_s or 0.0)
+
+    @property
+    def writes(self) -> bool:
+        return self.rw not in READ_ONLY_RW
+
+    def scaled(self, factor: float) -> Step:
+        """Durations and absolute sizes times ``factor`` (shares of the target stay)."""
+        update: dict[str, Any] = {"ramp_s": self.ramp_s * factor}
+        if self.runtime_s is not None:
+            update["runtime_s"] = max(self.runtime_s * factor, 0.5)
+        for key in ("size", "offset"):
+            value = getattr(self, key)
+            if value and not _is_relative(value):
+                update[key] = format_size(max(int(parse_size(value) * factor), self.bs_bytes))
+        return self.model_copy(update=update)
+
+
+class Rounds(BaseModel):
+    """Sub-steps repeated in rounds until ``track``'s ``metric`` is steady (SNIA PTS rule)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    name: str = Field(pattern=_NAME, max_length=80)
+    max: int = Field(25, ge=1)
+    window: int = Field(5, ge=2)
+    track: str
+    metric: Metric = "iops"
+    direction: Literal["read", "write", "trim"] | None = None
+    steps: list[Step] = Field(min_length=1)
 
     def model_post_init(self, _: Any) -> None:
-        if self.rw in MIXED_RW and self.rwmixread is None:
-            raise ValueError(f"rw={self.rw} needs rwmixread (the read share in percent)")
+        if self.track not in {s.name for s in self.steps}:
+            raise ValueError(f"track {self.track!r} is not one of the block's steps")
+        if self.max < self.window:
+            raise ValueError(f"max ({self.max}) must be at least the window ({self.window})")
+
+    def round_steps(self, round_no: int) -> list[Step]:
+        """The sub-steps of one round, named ``<block>-r<NN>-<step>``."""
+        return [
+            s.model_copy(update={"name": f"{self.name}-r{round_no:02d}-{s.name}"})
+            for s in self.steps
+        ]
+
+    def tracked_name(self, round_no: int) -> str:
+        return f"{self.name}-r{round_no:02d}-{self.track}"
+
+    @property
+    def planned_s(self) -> float:
+        """Seconds for the fewest rounds that can be steady (one window)."""
+        return self.window * sum(s.planned_s for s in self.steps)
+
+
+def _item_kind(value: Any) -> str:
+    if isinstance(value, dict):
+        return "rounds" if "track" in value else "step"
+    return "rounds" if isinstance(value, Rounds) else "step"
+
+
+Item = Annotated[
+    Annotated[Step, Tag("step")] | Annotated[Rounds, Tag("rounds")], Discriminator(_item_kind)
+]
 
 
 class Suite(BaseModel):
-    """A named, ordered list of steps."""
+    """A named, ordered list of steps and round blocks."""
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
     name: str
     description: str = ""
-    steps: list[Step] = Field(min_length=1)
+    steps: list[Item] = Field(min_length=1)
 
     @field_validator("steps")
     @classmethod
-    def _unique_names(cls, steps: list[Step]) -> list[Step]:
-        seen: set[str] = set()
-        for step in steps:
-            if step.name in seen:
-                raise ValueError(f"step name {step.name!r} is used twice")
-            seen.add(step.name)
+    def _unique_names(cls, steps: list[Item]) -> list[Item]:
+        groups = [[item.name for item in steps]]
+        groups += [[s.name for s in item.steps] for item in steps if isinstance(item, Rounds)]
+        for names in groups:
+            twice = sorted({n for n in names if names.count(n) > 1})
+            if twice:
+                raise ValueError(f"step name {twice[0]!r} is used twice")
         return steps
 
     @property
     def planned_s(self) -> float:
-        return sum(step.planned_s for step in self.steps)
+        return sum(item.planned_s for item in self.steps)
+
+    @property
+    def writes(self) -> bool:
+        """Whether any step writes (and so needs a confirmed, unused device)."""
+        return any(s.writes for s in self.all_steps())
+
+    def all_steps(self) -> list[Step]:
+        """Every step definition, round blocks' sub-steps included (not per round)."""
+        out: list[Step] = []
+        for item in self.steps:
+            out += item.steps if isinstance(item, Rounds) else [item]
+        return out
+
+    def scaled(self, factor: float) -> Suite:
+        """The same suite with every duration and absolute size times ``factor``."""
+        if factor == 1:
+            return self
+        items: list[Item] = [
+            item.model_copy(update={"steps": [s.scaled(factor) for s in item.steps]})
+            if isinstance(item, Rounds)
+            else item.scaled(factor)
+            for item in self.steps
+        ]
+        return self.model_copy(update={"steps": items})
 
 
 def builtin_suites() -> list[str]:
     """Names of the suites shipped with ssdlab."""
     return sorted(p.stem for p in BUILTIN_DIR.glob("*.toml"))
+
+
+def resolve_suite_path(name_or_path: str | Path) -> Path:
+    """A suite file: the path itself, or the built-in suite of that name."""
+    path = Path(name_or_path)
+    if path.is_file():
+        if path.suffix not in {".toml", ".yaml", ".yml"}:
+            raise SuiteError(f"{path}: suite files are .toml, .yaml or .yml")
+        return path
+    builtin = BUILTIN_DIR / f"{name_or_path}.toml"
+    if not builtin.is_file():
+        known = ", ".join(builtin_suites())
+        raise SuiteError(f"no suite file {path} and no built-in suite of that name ({known})")
+    return builtin
 
 
 def _read_mapping(path: Path) -> dict[str, Any]:
@@ -113,42 +254,141 @@ def _read_mapping(path: Path) -> dict[str, Any]:
     return data
 
 
-def _format_validation(path: Path, exc: ValidationError) -> str:
+def _format_validation(path: Path, exc: ValidationError, steps: list[Any]) -> str:
     lines = [f"{path}: invalid suite:"]
     for err in exc.errors():
-        loc = ".".join(str(part) for part in err["loc"])
+        parts = [p for p in err["loc"] if p not in ("step", "rounds")]
+        loc = ".".join(map(str, parts))
+        if len(parts) >= 2 and parts[0] == "steps" and isinstance(parts[1], int):
+            loc += f" ({steps[parts[1]].get('name')})"
         lines.append(f"  {loc or '(top)'}: {err['msg']}")
     return "\n".join(lines)
 
 
-def parse_suite(data: dict[str, Any], source: Path) -> Suite:
-    """Validate a suite mapping; ``defaults`` are merged under each step."""
-    data = dict(data)
-    defaults = data.pop("defaults", {}) or {}
-    steps = data.get("steps")
-    if not isinstance(defaults, dict) or not isinstance(steps, list):
-        raise SuiteError(f"{source}: 'defaults' must be a table and 'steps' a list of tables")
-    merged = []
-    for step in steps:
+def _merge_includes(data: dict[str, Any], source: Path, seen: tuple[Path, ...]) -> dict[str, Any]:
+    """Fold ``include``d suites into ``data``: their params/defaults under this file's."""
+    includes = data.pop("include", [])
+    includes = [includes] if isinstance(includes, str) else includes
+    params: dict[str, Any] = {}
+    defaults: dict[str, Any] = {}
+    steps: list[Any] = []
+    for name in includes:
+        path = resolve_suite_path(
+            source.parent / name if (source.parent / name).is_file() else name
+        )
+        if path.resolve() in seen:
+            raise SuiteError(f"{source}: include cycle through {path}")
+        base = _merge_includes(_read_mapping(path), path, (*seen, path.resolve()))
+        params |= base.get("params", {})
+        defaults = _merge_defaults(defaults, base.get("defaults", {}))
+        steps += base.get("steps", [])
+    if not isinstance(data.get("steps", []), list):
+        raise SuiteError(f"{source}: 'steps' must be a list of tables")
+    excluded = set(data.pop("exclude", []))
+    merged = dict(data)
+    merged["params"] = params | (data.get("params") or {})
+    merged["defaults"] = _merge_defaults(defaults, data.get("defaults") or {})
+    merged["steps"] = [
+        s for s in steps + (data.get("steps") or []) if s.get("name") not in excluded
+    ]
+    return merged
+
+
+def _merge_defaults(base: dict[str, Any], over: dict[str, Any]) -> dict[str, Any]:
+    return {**base, **over, "options": {**base.get("options", {}), **over.get("options", {})}}
+
+
+def _substitute(value: Any, params: dict[str, Any], source: Path) -> Any:
+    if isinstance(value, str) and value.startswith("@"):
+        if value[1:] not in params:
+            raise SuiteError(f"{source}: {value} names no entry of [params]")
+        return params[value[1:]]
+    if isinstance(value, dict):
+        return {k: _substitute(v, params, source) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_substitute(v, params, source) for v in value]
+    return value
+
+
+def _expand(step: dict[str, Any], source: Path) -> list[dict[str, Any]]:
+    """One step per combination of the list-valued expandable fields."""
+    lists = [k for k in step if k in EXPANDABLE and isinstance(step[k], list)]
+    if not lists:
+        return [step]
+    name = str(step.get("name", ""))
+    missing = [k for k in lists if "{" + k + "}" not in name]
+    if missing:
+        raise SuiteError(
+            f"{source}: step {name!r} lists several {', '.join(missing)}: "
+            f"put {' '.join('{' + k + '}' for k in missing)} in its name"
+        )
+    out = []
+    for combo in itertools.product(*(step[k] for k in lists)):
+        values = dict(zip(lists, combo, strict=True))
+        out.append({**step, **values, "name": name.format_map(_Keep(values))})
+    return out
+
+
+class _Keep(dict):
+    """format_map that leaves unknown ``{placeholders}`` as they are."""
+
+    def __missing__(self, key: str) -> str:
+        return "{" + key + "}"
+
+
+def _build_steps(raw: list[Any], defaults: dict[str, Any], source: Path) -> list[Any]:
+    built: list[Any] = []
+    for step in raw:
         if not isinstance(step, dict):
             raise SuiteError(f"{source}: every entry of 'steps' must be a table")
+        if "rounds" in step:
+            block = dict(step["rounds"]) if isinstance(step["rounds"], dict) else {}
+            block["name"] = step.get("name")
+            block["steps"] = _build_steps(step.get("steps") or [], defaults, source)
+            built.append(block)
+            continue
         options = {**defaults.get("options", {}), **step.get("options", {})}
-        merged.append({**defaults, **step, "options": options})
+        built += _expand({**defaults, **step, "options": options}, source)
+    return built
+
+
+def parse_suite(data: dict[str, Any], source: Path) -> Suite:
+    """Validate a suite mapping: includes, ``@params``, list expansion, then defaults."""
+    data = _merge_includes(dict(data), source, (source.resolve(),))
+    params = data.pop("params") or {}
+    defaults = data.pop("defaults") or {}
+    raw_steps = data.get("steps")
+    if not isinstance(defaults, dict) or not isinstance(raw_steps, list) or not raw_steps:
+        raise SuiteError(f"{source}: 'defaults' must be a table and 'steps' a list of tables")
+    defaults = _substitute(defaults, params, source)
+    steps = _build_steps(_substitute(raw_steps, params, source), defaults, source)
+    for step in steps:
+        for key, value in step.items():
+            if isinstance(value, list) and key != "steps":
+                raise SuiteError(f"{source}: step {step.get('name')!r}: {key} cannot be a list")
     try:
-        return Suite.model_validate({**data, "steps": merged})
+        return Suite.model_validate({**data, "steps": steps})
     except ValidationError as exc:
-        raise SuiteError(_format_validation(source, exc)) from None
+        raise SuiteError(_format_validation(source, exc, steps)) from None
 
 
-def load_suite(name_or_path: str | Path) -> Suite:
-    """Load a suite from a ``.toml``/``.yaml``/``.yml`` file, or a built-in suite by name."""
-    path = Path(name_or_path)
-    if not path.is_file():
-        builtin = BUILTIN_DIR / f"{name_or_path}.toml"
-        if not builtin.is_file():
-            known = ", ".join(builtin_suites())
-            raise SuiteError(f"no suite file {path} and no built-in suite of that name ({known})")
-        path = builtin
-    if path.suffix not in {".toml", ".yaml", ".yml"}:
-        raise SuiteError(f"{path}: suite files are .toml, .yaml or .yml")
-    return parse_suite(_read_mapping(path), path)
+def load_suite(name_or_path: str | Path, params: dict[str, Any] | None = None) -> Suite:
+    """Load a suite from a ``.toml``/``.yaml``/``.yml`` file or a built-in by name;
+    ``params`` override the suite's ``[params]``."""
+    path = resolve_suite_path(name_or_path)
+    data = _read_mapping(path)
+    if params:
+        data["params"] = {**(data.get("params") or {}), **params}
+    return parse_suite(data, path)
+
+
+def parse_param(text: str) -> tuple[str, Any]:
+    """``name=value`` from the command line; the value is read as TOML when it can be
+    (``qd_list=[1,2,4]``, ``step_s=30``), else taken as a string."""
+    if not re.match(r"^[A-Za-z_]\w*=", text):
+        raise SuiteError(f"--set takes name=value, not {text!r}")
+    name, value = text.split("=", 1)
+    try:
+        return name, tomllib.loads(f"v = {value}")["v"]
+    except tomllib.TOMLDecodeError:
+        return name, value

@@ -1,4 +1,5 @@
-"""Targets fio runs against: a regular file ssdlab creates and sizes, or (later) a device."""
+"""Targets fio runs against: a regular file ssdlab creates and sizes, or a block device that
+passed the safety checks of :mod:`ssdlab.devices`."""
 
 from __future__ import annotations
 
@@ -6,12 +7,15 @@ import contextlib
 import errno
 import os
 import stat
+import subprocess
 from pathlib import Path
 
+from .devices import check_readable, check_writable
 from .errors import SsdlabError
 from .manifest import TargetInfo
 
 TEMP_TARGET = "target.tmp"
+MIN_FILE_BYTES = 16 * 2**20
 
 
 def _supports_direct(path: Path) -> bool:
@@ -26,31 +30,70 @@ def _supports_direct(path: Path) -> bool:
     return True
 
 
-def prepare_target(target: Path | None, results_dir: Path) -> TargetInfo:
-    """Check the target and create it if it is a missing file; ``None`` means a temporary file
-    inside the results directory, removed after the run."""
-    temporary = target is None
+def _allocate(path: Path, size_bytes: int) -> None:
+    """Create or grow ``path`` to ``size_bytes`` with real blocks (not a sparse file)."""
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT, 0o644)
+    try:
+        if os.fstat(fd).st_size < size_bytes:
+            os.posix_fallocate(fd, 0, size_bytes)
+    except OSError as exc:
+        raise SsdlabError(f"{path}: cannot allocate {size_bytes} bytes: {exc.strerror}") from None
+    finally:
+        os.close(fd)
+
+
+def prepare_target(
+    target: Path | None,
+    results_dir: Path,
+    *,
+    size_bytes: int,
+    writes: bool,
+    destroy_data: str | None = None,
+) -> TargetInfo:
+    """Check the target and get it ready.
+
+    ``None`` means a temporary file inside the results directory, removed after the run. A
+    file is created (or grown) to ``size_bytes``. A block device must pass
+    :func:`ssdlab.devices.check_writable` with ``destroy_data`` naming it when the suite
+    writes, or :func:`~ssdlab.devices.check_readable` when it only reads.
+    """
     path = (results_dir / TEMP_TARGET if target is None else target).absolute()
-    if path.exists():
-        mode = path.stat().st_mode
-        if stat.S_ISBLK(mode):
-            raise SsdlabError(
-                f"{path} is a block device: device targets need the safety checks and "
-                "--destroy-data confirmation of the suites release; use a file for now"
-            )
-        if not stat.S_ISREG(mode):
-            raise SsdlabError(f"{path}: target must be a regular file (or a block device)")
-    elif not path.parent.is_dir():
+    if path.exists() and stat.S_ISBLK(path.stat().st_mode):
+        device = check_writable(path, destroy_data) if writes else check_readable(path)
+        return TargetInfo(
+            path=str(path),
+            kind="block",
+            size_bytes=device.size_bytes,
+            device=device.model_dump(exclude={"children"}),
+        )
+    if path.exists() and not stat.S_ISREG(path.stat().st_mode):
+        raise SsdlabError(f"{path}: target must be a regular file or a block device")
+    if not path.parent.is_dir():
         raise SsdlabError(f"{path}: target's directory {path.parent} does not exist")
-    else:
-        path.touch()
+    if not writes and not path.exists():
+        raise SsdlabError(f"{path}: a read-only suite needs an existing target")
+    _allocate(path, max(size_bytes, MIN_FILE_BYTES))
     return TargetInfo(
         path=str(path),
         kind="file",
-        size_bytes=path.stat().st_size or None,
-        temporary=temporary,
+        size_bytes=path.stat().st_size,
+        temporary=target is None,
         direct_supported=_supports_direct(path),
     )
+
+
+def purge(info: TargetInfo) -> str:
+    """Return the target to a fresh state: discard every block of a device (blkdiscard), or
+    recreate a file. Returns what was done, for the manifest."""
+    if info.kind == "block":
+        done = subprocess.run(["blkdiscard", "-f", info.path], capture_output=True, text=True)
+        if done.returncode != 0:
+            raise SsdlabError(f"purge of {info.path} failed: {done.stderr.strip()}")
+        return f"blkdiscard {info.path}"
+    size = info.size_bytes or MIN_FILE_BYTES
+    os.unlink(info.path)
+    _allocate(Path(info.path), size)
+    return f"recreated {info.path} ({size} bytes)"
 
 
 def release_target(info: TargetInfo) -> None:

@@ -120,8 +120,13 @@ def _job_rows(
 ) -> tuple[list[dict[str, Any]], list[dict[str, Any]], list[dict[str, Any]]]:
     options = _options(top, job)
     rw = options.get("rw") or options.get("readwrite") or "read"
-    wanted = _RW_DIRECTIONS.get(rw.split(":")[0], set())
+    wanted = set(_RW_DIRECTIONS.get(rw.split(":")[0], set()))
     mixed = len(wanted) > 1
+    share = _int_opt(options, "rwmixread", 50) if mixed else None
+    if share == 100:  # a 100/0 or 0/100 "mix" does only one direction
+        wanted.discard("write")
+    elif share == 0:
+        wanted.discard("read")
     rows, pct_rows, bin_rows = [], [], []
     for direction in DIRECTIONS:
         d = job.get(direction)
@@ -139,7 +144,7 @@ def _job_rows(
             "bs_bytes": _bs_for(options.get("bs") or options.get("blocksize"), direction),
             "iodepth": _int_opt(options, "iodepth", 1),
             "numjobs": _int_opt(options, "numjobs", 1),
-            "rwmixread": _int_opt(options, "rwmixread", 50) if mixed else None,
+            "rwmixread": share,
             "iops": float(d.get("iops", 0.0)),
             "bw_bytes_s": float(d["bw_bytes"] if "bw_bytes" in d else d.get("bw", 0) * 1024),
             "io_bytes": int(io_bytes),

@@ -1,4 +1,4 @@
-"""The ``ssdlab`` command line."""
+"""Core commands: run, devices, summary, import, report, suites."""
 
 from __future__ import annotations
 
@@ -7,23 +7,12 @@ from enum import StrEnum
 from pathlib import Path
 from typing import Annotated
 
-import click
 import typer
 from rich.console import Console
 from rich.markup import escape
 
-from .errors import SsdlabError
-from .runner import RunInterrupted
-
-app = typer.Typer(
-    help="Run SSD test suites with fio, load the results as tidy frames, render reports.",
-    no_args_is_help=True,
-    pretty_exceptions_enable=False,
-    add_completion=False,
-)
-suites_app = typer.Typer(help="List and show the built-in suites.", invoke_without_command=True)
-app.add_typer(suites_app, name="suites")
-err = Console(stderr=True)
+from ..errors import SsdlabError
+from . import app, err, suites_app
 
 
 class SummaryFormat(StrEnum):
@@ -31,6 +20,11 @@ class SummaryFormat(StrEnum):
     csv = "csv"
     json = "json"
     parquet = "parquet"
+
+
+class OnErrorPolicy(StrEnum):
+    stop = "stop"
+    continue_ = "continue"
 
 
 @app.command()
@@ -41,16 +35,92 @@ def run(
     out: Annotated[Path, typer.Option("--out", "-o", help="Results directory.")],
     target: Annotated[
         Path | None,
-        typer.Option(help="File to test on (created if missing). Default: a temporary file."),
+        typer.Option(help="File (created if missing) or block device. Default: a temporary file."),
+    ] = None,
+    target_size: Annotated[
+        str | None,
+        typer.Option(help="Size of a file target, e.g. 8g (default: what the suite needs)."),
     ] = None,
     label: Annotated[str | None, typer.Option(help="Name of the drive/target in reports.")] = None,
+    destroy_data: Annotated[
+        str | None,
+        typer.Option(
+            "--destroy-data",
+            help="Confirm writing to a block device: its kernel name (nvme0n1) or serial.",
+        ),
+    ] = None,
+    purge: Annotated[bool, typer.Option(help="Purge the target before the first step.")] = False,
+    scale: Annotated[
+        float, typer.Option(help="Multiply every duration and absolute size (0.01 for a test).")
+    ] = 1.0,
+    set_: Annotated[
+        list[str] | None,
+        typer.Option("--set", help="Override a suite parameter: name=value (repeatable)."),
+    ] = None,
+    on_error: Annotated[
+        OnErrorPolicy, typer.Option(help="After a failed step: stop, or continue with the next.")
+    ] = OnErrorPolicy.stop,
 ) -> None:
-    """Run SUITE against a target and keep every raw result in OUT."""
-    from .runner import run_suite
-    from .suite import load_suite
+    """Run SUITE against a target and keep every raw result in OUT (re-run to resume)."""
+    from ..runner import run_suite
+    from ..suite import load_suite, parse_param
+    from ..units import parse_size
 
-    manifest = run_suite(load_suite(suite), out, target=target, label=label, console=err)
+    if scale <= 0:
+        raise SsdlabError("--scale must be positive")
+    params = dict(parse_param(p) for p in set_ or [])
+    chosen = load_suite(suite, params).scaled(scale)
+    size = parse_size(target_size) if target_size else None
+    if size is None and target is None and scale != 1:
+        from ..runner import default_file_size
+
+        size = max(int(default_file_size(chosen) * scale), 16 * 2**20)
+    manifest = run_suite(
+        chosen,
+        out,
+        target=target,
+        target_size=size,
+        label=label,
+        destroy_data=destroy_data,
+        purge_first=purge,
+        on_error=on_error.value,  # type: ignore[arg-type]
+        scale=scale,
+        console=err,
+    )
     err.print(f"{len(manifest.steps)} steps complete; results in {out}")
+
+
+@app.command()
+def devices() -> None:
+    """List block devices with identity, size, block sizes and the safety verdict."""
+    from rich.table import Table
+
+    from ..devices import list_devices, verdict
+
+    table = Table(header_style="bold")
+    for col in (
+        "Device",
+        "Model",
+        "Serial",
+        "Firmware",
+        "Size",
+        "LBA/phys",
+        "Transport",
+        "Verdict",
+    ):
+        table.add_column(col)
+    for dev in list_devices():
+        table.add_row(
+            dev.path,
+            dev.model or "-",
+            dev.serial or "-",
+            dev.firmware or "-",
+            f"{dev.size_bytes / 1e9:,.1f} GB",
+            f"{dev.logical_block_bytes}/{dev.physical_block_bytes}",
+            dev.transport or "-",
+            verdict(dev),
+        )
+    Console(width=200).print(table)
 
 
 @app.command()
@@ -60,8 +130,8 @@ def summary(
     output: Annotated[Path | None, typer.Option("--output", "-o", help="Write to a file.")] = None,
 ) -> None:
     """Print the per step x direction summary of a results directory."""
-    from . import load
-    from .tables import summary_table
+    from .. import load
+    from ..tables import summary_table
 
     frame = load(results_dir).summary
     if format is SummaryFormat.table:
@@ -90,7 +160,7 @@ def import_(
     """Import fio results (JSON, json+, logs, histogram logs) from any tool into OUT."""
     from rich.progress import Progress
 
-    from .importer import import_results
+    from ..importer import import_results
 
     with Progress(console=err, disable=not err.is_terminal, transient=True) as progress:
         task = progress.add_task("parsing fio results", total=None)
@@ -120,7 +190,7 @@ def report(
     title: Annotated[str | None, typer.Option(help="Report title.")] = None,
 ) -> None:
     """Render the review report of a results directory as one offline HTML file."""
-    from .review import render_review
+    from ..review import render_review
 
     if len(results_dirs) != 1:
         raise SsdlabError("comparison reports of several results directories are not built yet")
@@ -132,7 +202,7 @@ def report(
 def suites(ctx: typer.Context) -> None:
     """List the built-in suites."""
     if ctx.invoked_subcommand is None:
-        from .suite import builtin_suites, load_suite
+        from ..suite import builtin_suites, load_suite
 
         for name in builtin_suites():
             s = load_suite(name)
@@ -142,37 +212,6 @@ def suites(ctx: typer.Context) -> None:
 @suites_app.command("show")
 def suites_show(name: Annotated[str, typer.Argument(help="Suite name or file.")]) -> None:
     """Print a suite's definition."""
-    from .suite import BUILTIN_DIR
+    from ..suite import resolve_suite_path
 
-    path = BUILTIN_DIR / f"{name}.toml"
-    if not path.is_file():
-        path = Path(name)
-    if not path.is_file():
-        raise SsdlabError(f"no built-in suite or file named {name!r}")
-    print(path.read_text(), end="")
-
-
-def main(argv: list[str] | None = None) -> int:
-    """Entry point: user errors become one line on stderr and a non-zero exit."""
-    command = typer.main.get_command(app)
-    try:
-        command.main(args=argv, prog_name="ssdlab", standalone_mode=False)
-    except click.ClickException as exc:
-        exc.show()
-        return exc.exit_code
-    except click.exceptions.Exit as exc:
-        return exc.exit_code
-    except (click.Abort, KeyboardInterrupt):
-        err.print("interrupted")
-        return 130
-    except RunInterrupted as exc:
-        err.print(f"[yellow]{escape(str(exc))}[/]", soft_wrap=True, highlight=False)
-        return 130
-    except SsdlabError as exc:
-        err.print(f"[red]error:[/] {escape(str(exc))}", soft_wrap=True, highlight=False)
-        return 1
-    return 0
-
-
-if __name__ == "__main__":
-    sys.exit(main())
+    print(resolve_suite_path(name).read_text(), end="")
