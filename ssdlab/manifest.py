@@ -52,6 +52,7 @@ class StepRecord(BaseModel):
     sources: list[str] = Field(default_factory=list)
     block: str | None = None  # the round block this step belongs to
     round: int | None = None
+    notes: list[str] = Field(default_factory=list)
 
 
 class Manifest(BaseModel):
@@ -74,6 +75,7 @@ class Manifest(BaseModel):
     purge: str | None = None
     steps: list[StepRecord] = Field(default_factory=list)
     steady_state: list[dict[str, Any]] = Field(default_factory=list)
+    notes: list[str] = Field(default_factory=list)
 
     def record(self, name: str) -> StepRecord | None:
         """The step record of that name, if the step ran (or started)."""

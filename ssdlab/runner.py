@@ -45,6 +45,27 @@ DEFAULT_FILE_BYTES = 2**30
 OnError = Literal["stop", "continue"]
 
 
+class RunHook:
+    """Something to do around a run and each of its steps (telemetry, power sampling).
+
+    ``before_step``/``after_step`` get the step's directory while it is still ``.partial``,
+    so what they write there is kept with the step's raw results. An ``SsdlabError`` from a
+    hook becomes a note on the step (or the run) and never loses a measurement.
+    """
+
+    def start(self, out: Path, manifest: Manifest) -> None:
+        """Before the first step (or the first step of a resumed run)."""
+
+    def before_step(self, step_dir: Path, record: StepRecord) -> None:
+        """After the job file is written, just before fio starts."""
+
+    def after_step(self, step_dir: Path, record: StepRecord) -> None:
+        """Just after fio exits, whatever the outcome."""
+
+    def finish(self, out: Path, manifest: Manifest) -> None:
+        """After the last step, also when the run fails or is interrupted."""
+
+
 class RunInterrupted(SsdlabError):
     """The user stopped the run; everything measured so far is kept."""
 
@@ -94,7 +115,17 @@ class _Run:
     out: Path
     display: RunDisplay
     on_error: OnError
+    hooks: list[RunHook] = dataclasses.field(default_factory=list)
     failures: list[str] = dataclasses.field(default_factory=list)
+
+    def call(self, notes: list[str], method: str, *args: object) -> None:
+        """Call ``method`` on every hook; their user-facing errors become notes."""
+        for hook in self.hooks:
+            try:
+                getattr(hook, method)(*args)
+            except SsdlabError as exc:
+                notes.append(f"{type(hook).__name__}.{method}: {exc}")
+                self.display.print(f"warning: {exc}")
 
     def save(self) -> None:
         self.manifest.save(self.out)
@@ -135,8 +166,11 @@ class _Run:
         record.direct = direct
         self.save()
 
+        record.notes = []
+        self.call(record.notes, "before_step", partial, record)
         self.display.start_step(f"[{record.index}] {step.name}", step.planned_s)
         outcome = run_fio(partial / JOB_FILE, partial / FIO_JSON, on_status=self.display.fio_status)
+        self.call(record.notes, "after_step", partial, record)
         error = outcome.error
         headline = ""
         if error is None or outcome.interrupted:
@@ -231,6 +265,7 @@ def run_suite(
     purge_first: bool = False,
     on_error: OnError = "stop",
     scale: float = 1.0,
+    hooks: list[RunHook] | None = None,
     console: Console | None = None,
 ) -> Manifest:
     """Run every step of ``suite`` not yet ``ok`` in ``out``; return the final manifest.
@@ -258,8 +293,9 @@ def run_suite(
     manifest.status, manifest.started, manifest.ended = "running", manifest.started or now(), None
     manifest.save(out)
     display = RunDisplay(f"suite {suite.name}", suite.planned_s, console)
-    run = _Run(manifest, out, display, on_error)
+    run = _Run(manifest, out, display, on_error, hooks or [])
     try:
+        run.call(manifest.notes, "start", out, manifest)
         with display:
             for item in suite.steps:
                 if isinstance(item, Rounds):
@@ -276,6 +312,7 @@ def run_suite(
         manifest.status = "failed"
         raise
     finally:
+        run.call(manifest.notes, "finish", out, manifest)
         manifest.ended = now()
         manifest.save(out)
         release_target(manifest.target)
