@@ -1,0 +1,61 @@
+"""Reports: execute a notebook with papermill, export it as one offline HTML file.
+
+In a report notebook call :func:`enable_renderer` once; altair charts then carry their
+Vega-Lite spec and a static SVG, and the ``ssdlab`` nbconvert template draws them with an
+inlined vega bundle, so the HTML makes no network request.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import nbformat
+
+from ..errors import ReportError
+from .execute import execute_notebook
+from .export import export_html, notebook_headings
+from .renderer import enable as enable_renderer
+
+__all__ = ["enable_renderer", "execute_notebook", "export_html", "render_report"]
+
+
+def _title(nb: nbformat.NotebookNode, notebook_path: Path) -> str:
+    headings = notebook_headings(nb)
+    return headings[0].text if headings else notebook_path.stem.replace("_", " ")
+
+
+def render_report(
+    notebook_path: Path | str,
+    parameters: dict[str, Any],
+    output_html: Path | str,
+    *,
+    title: str | None = None,
+    cwd: Path | str | None = None,
+) -> Path:
+    """Execute ``notebook_path`` with ``parameters`` and write the report to ``output_html``.
+
+    The executed notebook is kept beside the report as ``<name>.executed.ipynb``. If a cell fails,
+    the report so far is written to ``<name>.partial.html`` (notebook ``<name>.partial.ipynb``)
+    and :class:`ReportError` names the section, the error and both files.
+    """
+    notebook_path, output_html = Path(notebook_path), Path(output_html)
+    executed = output_html.with_suffix(".executed.ipynb")
+    partial_ipynb = output_html.with_suffix(".partial.ipynb")
+    partial_html = output_html.with_suffix(".partial.html")
+    partial_ipynb.unlink(missing_ok=True)
+    try:
+        nb = execute_notebook(notebook_path, partial_ipynb, parameters, cwd=cwd)
+    except ReportError as exc:
+        if not partial_ipynb.is_file():
+            raise
+        partial = nbformat.read(partial_ipynb, as_version=4)
+        partial_title = f"{title or _title(partial, notebook_path)} (partial)"
+        try:
+            export_html(partial, partial_html, title=partial_title)
+        except ReportError as export_exc:
+            raise ReportError(f"{exc}; no partial report: {export_exc}") from exc.__cause__
+        raise ReportError(f"{exc}; partial report: {partial_html}") from exc.__cause__
+    partial_ipynb.replace(executed)
+    partial_html.unlink(missing_ok=True)
+    return export_html(nb, output_html, title=title or _title(nb, notebook_path))

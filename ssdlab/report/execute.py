@@ -1,0 +1,154 @@
+"""Execute a report notebook with papermill in a kernel of the Python running ssdlab."""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import tempfile
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import nbformat
+import papermill
+from jupyter_client.kernelspec import KernelSpec, KernelSpecManager, NoSuchKernel
+from jupyter_client.manager import AsyncKernelManager
+from nbclient.exceptions import CellTimeoutError, DeadKernelError
+from papermill.exceptions import PapermillExecutionError
+from traitlets import default
+from traitlets.config import Config
+
+from ..errors import ReportError
+from .export import markdown_headings
+
+KERNEL_NAME = "python3"
+LOGGERS = ("papermill", "papermill.translators", "papermill.utils", "traitlets")
+
+
+class _ThisPythonKernelSpecs(KernelSpecManager):
+    """Resolve every kernel name to ipykernel in this interpreter (``sys.executable``).
+
+    A ``python3`` kernelspec installed elsewhere (user directory, JUPYTER_PATH) may point at
+    another Python without ssdlab; this never looks at them.
+    """
+
+    def get_kernel_spec(self, kernel_name: str) -> KernelSpec:
+        try:
+            from ipykernel.kernelspec import RESOURCES, get_kernel_dict
+        except ImportError as exc:
+            raise NoSuchKernel(kernel_name) from exc
+        return self.kernel_spec_class(resource_dir=RESOURCES, **get_kernel_dict())
+
+
+class _ThisPythonKernelManager(AsyncKernelManager):
+    """Kernel manager that always starts ipykernel in this interpreter."""
+
+    @default("kernel_spec_manager")
+    def _default_kernel_spec_manager(self) -> KernelSpecManager:
+        return _ThisPythonKernelSpecs(data_dir=self.data_dir)
+
+
+class _NoErrorRecords(logging.Filter):
+    """Drop error records (tracebacks, timeouts): the ReportError reports the failure once."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        return record.levelno < logging.ERROR and not record.exc_info
+
+
+@contextlib.contextmanager
+def _no_error_logs() -> Iterator[None]:
+    """Let papermill's warnings (e.g. an unknown parameter) through, but not its errors."""
+    loggers = [logging.getLogger(name) for name in LOGGERS]
+    no_errors = _NoErrorRecords()
+    for logger in loggers:
+        logger.addFilter(no_errors)
+    try:
+        yield
+    finally:
+        for logger in loggers:
+            logger.removeFilter(no_errors)
+
+
+def _section(nb: nbformat.NotebookNode, cell_index: int) -> str:
+    """Text of the last markdown heading above ``cell_index``."""
+    for cell in reversed(nb.cells[:cell_index]):
+        if cell.cell_type == "markdown" and (headings := markdown_headings(cell.source)):
+            return f'section "{headings[-1].text}"'
+    return "the cells before the first heading"
+
+
+def _failed_cell(nb: nbformat.NotebookNode) -> int:
+    """Index of the cell that stopped execution: the first with an error, else the last started."""
+    started = 0
+    for index, cell in enumerate(nb.cells):
+        if cell.cell_type == "code" and any(out.output_type == "error" for out in cell.outputs):
+            return index
+        if cell.metadata.get("papermill", {}).get("start_time"):
+            started = index
+    return started
+
+
+def _read_partial(path: Path) -> nbformat.NotebookNode | None:
+    try:
+        return nbformat.read(path, as_version=4)
+    except (OSError, ValueError):
+        return None
+
+
+def execute_notebook(
+    input_path: Path | str,
+    output_ipynb: Path | str,
+    parameters: dict[str, Any],
+    *,
+    cwd: Path | str | None = None,
+    timeout_s: float = 600,
+) -> nbformat.NotebookNode:
+    """Run ``input_path`` with ``parameters`` injected and save it as ``output_ipynb``.
+
+    ``timeout_s`` limits each cell. On failure the partial notebook stays at ``output_ipynb``
+    and :class:`ReportError` names the report section, the exception and that file.
+    """
+    input_path, output_ipynb = Path(input_path), Path(output_ipynb)
+    if not input_path.is_file():
+        raise ReportError(f"report notebook not found: {input_path}")
+    output_ipynb.parent.mkdir(parents=True, exist_ok=True)
+    try:
+        with _no_error_logs(), tempfile.TemporaryDirectory(prefix="ssdlab-kernel-") as sockets:
+            # unix sockets in a private directory: no TCP ports to race for or expose
+            sockets_config = Config({"KernelManager": {"transport": "ipc", "ip": f"{sockets}/k"}})
+            return papermill.execute_notebook(
+                str(input_path),
+                str(output_ipynb),
+                parameters=parameters,
+                kernel_name=KERNEL_NAME,
+                language="python",
+                progress_bar=False,
+                cwd=str(cwd) if cwd is not None else None,
+                execution_timeout=timeout_s,
+                kernel_manager_class=_ThisPythonKernelManager,
+                config=sockets_config,
+                shutdown_kernel="immediate",
+            )
+    except NoSuchKernel as exc:
+        raise ReportError(
+            "cannot start a Python kernel for the report: ipykernel is not installed in this "
+            "environment (pip install ipykernel)"
+        ) from exc
+    except PapermillExecutionError as exc:
+        what = f"{exc.ename}: {exc.evalue}"
+        error: Exception = exc
+    except CellTimeoutError as exc:
+        what = f"a cell ran longer than {timeout_s:g} s"
+        error = exc
+    except DeadKernelError as exc:
+        what = f"the Python kernel died ({exc})"
+        error = exc
+    except (RuntimeError, TimeoutError) as exc:
+        raise ReportError(f"the report's Python kernel failed: {exc}") from exc
+    partial = _read_partial(output_ipynb)
+    if partial is None:
+        raise ReportError(f"report failed: {what} (no partial notebook was written)") from error
+    where = _section(partial, _failed_cell(partial))
+    raise ReportError(
+        f"report failed in {where}: {what} (partial notebook: {output_ipynb})"
+    ) from error

@@ -1,0 +1,139 @@
+"""Convert an executed report notebook into one self-contained, offline HTML file."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from html.parser import HTMLParser
+from pathlib import Path
+from typing import Any
+
+import nbformat
+import vl_convert as vlc
+from nbconvert import HTMLExporter
+from nbconvert.filters.markdown_mistune import markdown2html_mistune
+from nbconvert.preprocessors import Preprocessor
+from traitlets.config import Config
+
+from ..errors import ReportError
+from ..resources import templates_dir
+from ._files import replacing
+from .renderer import VEGALITE_MIME, vegalite_version
+
+TEMPLATE = "ssdlab"
+TOC_LEVELS = 3
+
+
+@dataclass(frozen=True)
+class Heading:
+    """A markdown heading as nbconvert renders it: level, anchor id and text."""
+
+    level: int
+    anchor: str
+    text: str
+
+
+class _HeadingParser(HTMLParser):
+    def __init__(self) -> None:
+        super().__init__()
+        self.headings: list[Heading] = []
+        self._open: tuple[int, str] | None = None
+        self._text: list[str] = []
+        self._in_anchor_link = False
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        attributes = dict(attrs)
+        if len(tag) == 2 and tag[0] == "h" and tag[1] in "123456":
+            self._open, self._text = (int(tag[1]), attributes.get("id") or ""), []
+        elif tag == "a" and attributes.get("class") == "anchor-link":
+            self._in_anchor_link = True
+
+    def handle_endtag(self, tag: str) -> None:
+        if tag == "a":
+            self._in_anchor_link = False
+        elif self._open and tag == f"h{self._open[0]}":
+            level, anchor = self._open
+            self.headings.append(Heading(level, anchor, " ".join("".join(self._text).split())))
+            self._open = None
+
+    def handle_data(self, data: str) -> None:
+        if self._open and not self._in_anchor_link:
+            self._text.append(data)
+
+
+def markdown_headings(source: str) -> list[Heading]:
+    """Headings of a markdown cell, with the anchor ids nbconvert gives them."""
+    parser = _HeadingParser()
+    parser.feed(markdown2html_mistune(source))
+    return parser.headings
+
+
+def notebook_headings(nb: nbformat.NotebookNode) -> list[Heading]:
+    """Headings of all markdown cells, in order."""
+    return [
+        heading
+        for cell in nb.cells
+        if cell.cell_type == "markdown"
+        for heading in markdown_headings(cell.source)
+    ]
+
+
+def _has_vegalite(nb: nbformat.NotebookNode) -> bool:
+    return any(
+        VEGALITE_MIME in output.get("data", {})
+        for cell in nb.cells
+        if cell.cell_type == "code"
+        for output in cell.outputs
+    )
+
+
+class VegaBundlePreprocessor(Preprocessor):
+    """Put the Vega/Vega-Lite/vega-embed bundle into the resources if a chart needs it."""
+
+    def preprocess(
+        self, nb: nbformat.NotebookNode, resources: dict[str, Any]
+    ) -> tuple[nbformat.NotebookNode, dict[str, Any]]:
+        if _has_vegalite(nb):
+            bundle = vlc.javascript_bundle(vl_version=vegalite_version())
+            resources["ssdlab_vega_bundle"] = bundle.replace("</script", "<\\/script")
+        return nb, resources
+
+
+class TocPreprocessor(Preprocessor):
+    """Put the table of contents (h1 to h3 of markdown cells) into the resources."""
+
+    def preprocess(
+        self, nb: nbformat.NotebookNode, resources: dict[str, Any]
+    ) -> tuple[nbformat.NotebookNode, dict[str, Any]]:
+        headings = notebook_headings(nb)
+        resources["ssdlab_toc"] = [h for h in headings if h.level <= TOC_LEVELS]
+        resources["ssdlab_has_h1"] = any(h.level == 1 for h in headings)
+        return nb, resources
+
+
+def _exporter() -> HTMLExporter:
+    config = Config()
+    config.HTMLExporter.update(
+        template_name=TEMPLATE,
+        extra_template_basedirs=[str(templates_dir())],
+        exclude_input=True,
+        exclude_input_prompt=True,
+        exclude_output_prompt=True,
+    )
+    return HTMLExporter(config=config)
+
+
+def export_html(nb: nbformat.NotebookNode, output_path: Path | str, *, title: str) -> Path:
+    """Write ``nb`` as one self-contained HTML file (inputs hidden); return its path.
+
+    The file is written to a temporary file beside ``output_path`` and renamed over it.
+    """
+    output_path = Path(output_path)
+    if not (templates_dir() / TEMPLATE / "conf.json").is_file():
+        raise ReportError(f"report template not found under {templates_dir()}")
+    try:
+        html, _ = _exporter().from_notebook_node(nb, resources={"ssdlab_title": title})
+    except Exception as exc:
+        raise ReportError(f"converting the report to HTML failed: {exc}") from exc
+    with replacing(output_path) as tmp:
+        tmp.write_text(html, encoding="utf-8")
+    return output_path
