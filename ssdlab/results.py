@@ -9,7 +9,8 @@ reported, long.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, fields
+import importlib
+from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Any
 
@@ -80,15 +81,55 @@ def steady_frames(manifest: Manifest) -> tuple[pl.DataFrame, pl.DataFrame]:
     )
 
 
+#: Frames other parts of ssdlab build from a results directory: name -> "module:function",
+#: each called as ``function(results_dir, manifest) -> pl.DataFrame`` (empty when the run
+#: has no such data). Users may register their own.
+FRAME_BUILDERS: dict[str, str] = {
+    "smart": "ssdlab.telemetry.frames:smart_frame",
+    "waf": "ssdlab.telemetry.frames:waf_frame",
+    "power": "ssdlab.telemetry.frames:power_frame",
+    "power_trace": "ssdlab.telemetry.frames:power_trace_frame",
+    "endurance": "ssdlab.telemetry.frames:endurance_frame",
+    "act_trials": "ssdlab.act.frames:trials_frame",
+    "act_slices": "ssdlab.act.frames:slices_frame",
+}
+
+
+def _build_extra(path: Path, manifest: Manifest) -> dict[str, pl.DataFrame]:
+    extra = {}
+    for name, target in FRAME_BUILDERS.items():
+        module_name, func = target.split(":")
+        try:
+            module = importlib.import_module(module_name)
+        except ModuleNotFoundError as exc:
+            if exc.name != module_name:
+                raise
+            extra[name] = pl.DataFrame()
+            continue
+        extra[name] = getattr(module, func)(path, manifest)
+    return extra
+
+
 @dataclass
 class Results(Frames):
-    """A loaded results directory: polars frames plus the manifest they came from."""
+    """A loaded results directory: polars frames plus the manifest they came from.
+
+    Frames registered in :data:`FRAME_BUILDERS` (telemetry, power, ACT) are attributes too:
+    ``results.power``; they are empty frames when the run has no such data.
+    """
 
     path: Path
     manifest: Manifest
+    extra: dict[str, pl.DataFrame] = field(default_factory=dict)
+
+    def __getattr__(self, name: str) -> pl.DataFrame:
+        extra = self.__dict__.get("extra", {})
+        if name in extra:
+            return extra[name]
+        raise AttributeError(name)
 
     def to_pandas(self) -> Frames:
-        """The same frames as pandas DataFrames."""
+        """The core frames as pandas DataFrames."""
         return Frames(**{f.name: getattr(self, f.name).to_pandas() for f in fields(Frames)})
 
 
@@ -168,7 +209,14 @@ def _results(path: Path, manifest: Manifest, frames: list[pl.DataFrame]) -> Resu
         for name, frame in zip(RAW_FRAMES, frames, strict=True)
     }
     rounds, steady = steady_frames(manifest)
-    return Results(**ordered, rounds=rounds, steady_state=steady, path=path, manifest=manifest)
+    return Results(
+        **ordered,
+        rounds=rounds,
+        steady_state=steady,
+        path=path,
+        manifest=manifest,
+        extra=_build_extra(path, manifest),
+    )
 
 
 def _load_import(path: Path, manifest: Manifest) -> Results:
