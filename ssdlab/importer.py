@@ -23,13 +23,21 @@ import polars as pl
 from . import __version__
 from .atomic import write_bytes_atomic
 from .errors import InputError
-from .io import FioJson, read_fio_json
-from .io.fio_log import read_fio_logs
-from .logs import TIMESERIES_KINDS, JobLog, find_job_logs, timeseries
+from .io.fio_json import FioRows, fio_frames, parse_fio_json
+from .logs import (
+    JobLog,
+    LogIndex,
+    find_job_logs,
+    job_runtimes,
+    load_job_logs,
+    log_params,
+    timeseries,
+)
 from .manifest import MANIFEST, Manifest, StepRecord, now
-from .results import FRAMES_DIR, RAW_FRAMES
+from .results import FRAMES_DIR
 
 SNIFF_BYTES = 8192
+KEEP_BYTES = 64 * 2**20  # files up to this size are read whole, once
 _LOG_ROW = re.compile(rb"^\s*\d+\s*,\s*-?\d+\s*,\s*\d+\s*,\s*\d+")
 HIST_MIN_COLUMNS = 3 + 19  # the coarsest histogram log (fio 2.x, coarseness 6)
 
@@ -97,6 +105,12 @@ def _step_name(path: Path, roots: list[Path]) -> str:
     return path.stem
 
 
+def _read(path: Path) -> bytes:
+    """A file's bytes, or only its head when it is too large to keep in memory."""
+    with path.open("rb") as fh:
+        return fh.read() if path.stat().st_size <= KEEP_BYTES else fh.read(SNIFF_BYTES)
+
+
 def import_results(
     paths: list[Path],
     out: Path,
@@ -107,138 +121,120 @@ def import_results(
 ) -> ImportReport:
     """Import every fio output under ``paths`` into the results directory ``out``.
 
-    Bad or unrelated files are skipped with a reason (``strict`` makes the first one an
-    error). ``on_file(done, total)`` reports progress.
+    Every file is read once; results are parsed to rows and the frames of all of them are
+    built together, logs parsed in bulk. Bad or unrelated files are skipped with a reason
+    (``strict`` makes the first one an error). ``on_file(done, total)`` reports progress.
     """
     if (out / MANIFEST).exists():
         raise InputError(f"{out} already holds results; import into a new directory")
     roots = [p.absolute() for p in paths]
     files = _walk(roots)
     report = ImportReport(out=out)
+    data: dict[Path, bytes] = {}
     kinds: dict[Path, str] = {}
     unknown: dict[Path, str] = {}  # skipped unless a JSON names them (an empty log is fine)
-    for path in files:
+    for n, path in enumerate(files, start=1):
         try:
-            with path.open("rb") as fh:
-                head = fh.read(SNIFF_BYTES)
+            data[path] = _read(path)
         except OSError as exc:
             report.skipped.append(Skipped(path, f"cannot read: {exc.strerror}"))
             continue
+        head = data[path][:SNIFF_BYTES]
         kind = sniff(head)
         if kind is None:
             unknown[path] = _why_not(head)
         else:
             kinds[path] = kind
+        if on_file and n % 1000 == 0:
+            on_file(n, len(files))
 
-    results: list[tuple[Path, FioJson, list[JobLog]]] = []
-    json_files = [p for p, k in kinds.items() if k == "json"]
-    listing = [*kinds, *unknown]
-    for n, path in enumerate(json_files, start=1):
+    results: list[tuple[Path, FioRows, list[JobLog]]] = []
+    index = LogIndex([*kinds, *unknown])
+    for path in (p for p, k in kinds.items() if k == "json"):
         try:
-            fio = read_fio_json(path)
+            raw = path.read_bytes() if path.stat().st_size > KEEP_BYTES else data[path]
+            parsed = parse_fio_json(raw, path)
         except InputError as exc:
             if strict:
                 raise
             report.skipped.append(Skipped(path, str(exc).removeprefix(f"{path}: ")))
             continue
-        results.append((path, fio, find_job_logs(fio, path.parent, listing)))
-        if on_file:
-            on_file(n, len(json_files))
+        results.append((path, parsed, find_job_logs(parsed.meta, path.parent, index)))
     if not results:
         raise InputError(f"no fio JSON result found under {', '.join(map(str, paths))}")
 
     claimed = {log.path for _, _, logs in results for log in logs}
     report.skipped += [Skipped(p, why) for p, why in unknown.items() if p not in claimed]
-    for path, kind in kinds.items():
-        if kind != "json" and path not in claimed:
-            report.skipped.append(
-                Skipped(path, "fio log that no imported JSON result names (write_*_log prefix)")
-            )
+    report.skipped += [
+        Skipped(p, "fio log that no imported JSON result names (write_*_log prefix)")
+        for p, kind in kinds.items()
+        if kind != "json" and p not in claimed
+    ]
     if strict and report.skipped:
         raise InputError(str(report.skipped[0]))
 
-    ts_logs = [log for _, _, logs in results for log in logs if log.kind in TIMESERIES_KINDS]
-    log_rows, bad = read_fio_logs([log.path for log in ts_logs])
-    for i, reason in bad.items():
-        if strict:
-            raise InputError(f"{ts_logs[i].path}: {reason}")
-        report.skipped.append(Skipped(ts_logs[i].path, reason))
-    meta = pl.DataFrame(
-        {
-            "file": range(len(ts_logs)),
-            "kind": [log.kind for log in ts_logs],
-            "job_index": [log.job_index for log in ts_logs],
-            "thread": [log.thread for log in ts_logs],
-            "step_index": [0] * len(ts_logs),
-        },
-        schema={
-            "file": pl.Int64,
-            "kind": pl.String,
-            "job_index": pl.Int64,
-            "thread": pl.Int64,
-            "step_index": pl.Int64,
-        },
-    )
-    step_of_log = {log.path: i for i, (_, _, logs) in enumerate(results, start=1) for log in logs}
-    meta = meta.with_columns(
-        step_index=pl.Series([step_of_log[log.path] for log in ts_logs], dtype=pl.Int64)
-    )
-    tagged = log_rows.join(meta, on="file", how="inner") if log_rows.height else log_rows
-
-    run_id = f"{now():%Y%m%dT%H%M%SZ}-{secrets.token_hex(3)}"
-    label = label or ", ".join(p.name for p in roots)
     manifest = Manifest(
-        run_id=run_id,
-        label=label,
+        run_id=f"{now():%Y%m%dT%H%M%SZ}-{secrets.token_hex(3)}",
+        label=label or ", ".join(p.name for p in roots),
         source="import",
         suite="import",
         suite_description=f"imported from {', '.join(map(str, roots))}",
-        fio_version=", ".join(sorted({f.meta["fio_version"] for _, f, _ in results})),
+        fio_version=", ".join(sorted({r.meta["fio_version"] for _, r, _ in results})),
         ssdlab_version=__version__,
         status="complete",
         started=now(),
         ended=now(),
     )
-    frames: dict[str, list[pl.DataFrame]] = {name: [] for name in RAW_FRAMES}
-    for index, (path, fio, logs) in enumerate(results, start=1):
+    ids: list[dict[str, object]] = []
+    step_logs: list[JobLog] = []
+    log_ids: list[dict[str, object]] = []
+    for step_index, (path, _, logs) in enumerate(results, start=1):
         name = _step_name(path, roots)
+        sources = [str(path)] + [str(log.path) for log in logs]
         manifest.steps.append(
-            StepRecord(
-                index=index,
-                name=name,
-                dir=str(path),
-                status="ok",
-                sources=[str(path)] + [str(log.path) for log in logs],
-            )
+            StepRecord(index=step_index, name=name, dir=str(path), status="ok", sources=sources)
         )
-        ids = _ids(manifest, index, name)
-        host = pl.col("hostname") if "hostname" in fio.jobs.columns else pl.lit(None)
-        frames["summary"].append(fio.jobs.with_columns(ids).with_columns(host=host.cast(pl.String)))
-        step_logs = tagged.filter(pl.col("step_index") == index) if tagged.height else tagged
-        frames["timeseries"].append(timeseries(step_logs, fio).with_columns(ids))
-        clat = fio.bins.filter(pl.col("stat") == "clat").drop("stat")
-        frames["latency_hist"].append(clat.with_columns(ids))
-        frames["percentiles"].append(fio.percentiles.with_columns(ids))
-        frames["snapshots"].append(fio.snapshots.with_columns(ids))
-    report.results = len(results)
-    report.logs = len(claimed)
-    write_import(
-        out, manifest, {k: pl.concat(v, how="diagonal_relaxed") for k, v in frames.items()}
-    )
-    return report
-
-
-def _ids(manifest: Manifest, index: int, name: str) -> list[pl.Expr]:
-    return [
+        ids.append({"step_index": step_index, "step": name})
+        step_logs += logs
+        log_ids += [{"step_index": step_index}] * len(logs)
+    fio = fio_frames([parsed for _, parsed, _ in results], ids)
+    runtimes = job_runtimes(fio.jobs, ["step_index"])
+    params = [
+        p | {"step_index": step_index}
+        for step_index, (_, parsed, _) in enumerate(results, start=1)
+        for p in log_params(parsed.meta, runtimes, (step_index,))
+    ]
+    logs, bad = load_job_logs(step_logs, log_ids, data)
+    for path, reason in bad.items():
+        if strict:
+            raise InputError(f"{path}: {reason}")
+        report.skipped.append(Skipped(path, reason))
+    series = timeseries(logs, pl.DataFrame(params), keys=["step_index"])
+    names = pl.DataFrame(ids, schema={"step_index": pl.Int64, "step": pl.String})
+    common = [
         pl.lit(manifest.run_id, dtype=pl.String).alias("run_id"),
         pl.lit(manifest.label, dtype=pl.String).alias("label"),
-        pl.lit(None, dtype=pl.String).alias("host"),
-        pl.lit(index, dtype=pl.Int64).alias("step_index"),
-        pl.lit(name, dtype=pl.String).alias("step"),
         pl.lit(None, dtype=pl.String).alias("block"),
         pl.lit(None, dtype=pl.Int64).alias("round"),
         pl.lit("ok", dtype=pl.String).alias("status"),
     ]
+    no_host = pl.lit(None, dtype=pl.String).alias("host")
+    hostname = pl.col("hostname").cast(pl.String).alias("host")
+    frames = {
+        "summary": fio.jobs.with_columns(
+            *common, hostname if "hostname" in fio.jobs.columns else no_host
+        ),
+        "timeseries": series.join(names, on="step_index").with_columns(*common, no_host),
+        "latency_hist": fio.bins.filter(pl.col("stat") == "clat")
+        .drop("stat")
+        .with_columns(*common, no_host),
+        "percentiles": fio.percentiles.with_columns(*common, no_host),
+        "snapshots": fio.snapshots.with_columns(*common, no_host),
+    }
+    report.results = len(results)
+    report.logs = len(claimed)
+    write_import(out, manifest, frames)
+    return report
 
 
 def write_import(out: Path, manifest: Manifest, frames: dict[str, pl.DataFrame]) -> None:

@@ -9,13 +9,14 @@ entry covers ``numjobs`` threads with ``group_reporting`` and one thread per clo
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import polars as pl
 
-from .io.fio_json import FioJson
+from .io.fio_log import read_fio_logs
 
 #: log type -> the fio option naming its prefix
 LOG_OPTIONS = {
@@ -49,21 +50,25 @@ class JobLog:
     thread: int
 
 
-def job_options(fio: FioJson, job_index: int) -> dict[str, str]:
-    """Global options overlaid with one job's options."""
-    glob = fio.meta["global_options"]
-    if isinstance(glob, list):
+def _global(meta: dict[str, Any]) -> dict[str, str]:
+    glob = meta["global_options"]
+    if isinstance(glob, list):  # fio >= 3.39 client mode: one object per host
         glob = {k: v for part in glob for k, v in part.items()}
-    return {**glob, **fio.meta["job_options"][job_index]}
+    return glob
 
 
-def _threads(fio: FioJson) -> list[tuple[int, range, str | None]]:
+def job_options(meta: dict[str, Any], job_index: int) -> dict[str, str]:
+    """Global options overlaid with one job's options (``meta`` of a parsed fio result)."""
+    return {**_global(meta), **meta["job_options"][job_index]}
+
+
+def _threads(meta: dict[str, Any]) -> list[tuple[int, range, str | None]]:
     """(job_index, fio thread numbers, host) of every job entry, numbered per host."""
-    hostnames = fio.meta.get("job_hosts") or [None] * len(fio.meta["job_options"])
+    hostnames = meta.get("job_hosts") or [None] * len(meta["job_options"])
     next_thread: dict[str | None, int] = {}
     out = []
     for index, host in enumerate(hostnames):
-        opts = job_options(fio, index)
+        opts = job_options(meta, index)
         grouped = opts.get("group_reporting", "0").lower() in _TRUE
         count = int(opts.get("numjobs", "1") or 1) if grouped else 1
         start = next_thread.get(host, 1)
@@ -72,122 +77,224 @@ def _threads(fio: FioJson) -> list[tuple[int, range, str | None]]:
     return out
 
 
+_LOG_NAME = re.compile(
+    r"(?P<prefix>.+)_(?P<kind>clat_hist|clat|slat|lat|bw|iops)(?:\.(?P<thread>\d+))?\.log"
+    r"(?:\.(?P<host>.+))?"
+)
+
+
+class LogIndex:
+    """fio log files by directory, prefix, type and host, from names parsed once per
+    directory (so pairing thousands of results with tens of thousands of logs stays linear).
+    """
+
+    def __init__(self, files: Iterable[Path] = ()):
+        self._dirs: dict[Path, dict[tuple[str, str, str | None], list[tuple[int, str]]]] = {}
+        by_dir: dict[Path, list[str]] = {}
+        for path in files:
+            by_dir.setdefault(path.parent, []).append(path.name)
+        for directory, names in by_dir.items():
+            self._dirs[directory] = self._parse(names)
+
+    @staticmethod
+    def _parse(names: Iterable[str]) -> dict[tuple[str, str, str | None], list[tuple[int, str]]]:
+        table: dict[tuple[str, str, str | None], list[tuple[int, str]]] = {}
+        for name in names:
+            m = _LOG_NAME.fullmatch(name)
+            if m:
+                key = (m["prefix"], m["kind"], m["host"])
+                table.setdefault(key, []).append((int(m["thread"] or 1), name))
+        return table
+
+    def lookup(
+        self, directory: Path, prefix: str, kind: str, host: str | None
+    ) -> list[tuple[int, str]]:
+        """(thread, file name) of the logs ``<prefix>_<kind>[.<thread>].log[.<host>]``."""
+        if directory not in self._dirs:
+            names = [p.name for p in directory.iterdir()] if directory.is_dir() else []
+            self._dirs[directory] = self._parse(names)
+        return self._dirs[directory].get((prefix, kind, host), [])
+
+
 def find_job_logs(
-    fio: FioJson, json_dir: Path, listing: Iterable[Path] | None = None
+    meta: dict[str, Any], json_dir: Path, index: LogIndex | None = None
 ) -> list[JobLog]:
-    """The log files of every job in ``fio``, looked up beside its JSON (or at the prefix's
-    own path). ``listing`` lets a caller that already walked the tree skip directory reads."""
-    by_dir: dict[Path, set[str]] = {}
-    if listing is not None:
-        for p in listing:
-            by_dir.setdefault(p.parent, set()).add(p.name)
-
-    def names_in(directory: Path) -> set[str]:
-        if directory not in by_dir:
-            by_dir[directory] = (
-                {p.name for p in directory.iterdir()} if directory.is_dir() else set()
-            )
-        return by_dir[directory]
-
+    """The log files of every job of a parsed fio result (its ``meta``), looked up beside its
+    JSON (or at the prefix's own path). Pass one ``index`` when pairing many results."""
+    index = index or LogIndex()
     found = []
-    for index, threads, host in _threads(fio):
-        opts = job_options(fio, index)
+    for job_index, threads, host in _threads(meta):
+        opts = job_options(meta, job_index)
         for kind, option in LOG_OPTIONS.items():
             prefix = opts.get(option)
             if prefix is None:
                 continue
             if prefix in ("", "1"):  # option given without a name: fio uses the job name
-                prefix = fio.meta["job_names"][index] or ""
+                prefix = meta["job_names"][job_index] or ""
             prefix_path = Path(prefix)
             directory = json_dir / prefix_path.parent
-            if not names_in(directory) and prefix_path.is_absolute():
-                directory = json_dir  # written on another machine: look beside the JSON
-            suffix = rf"\.{re.escape(host)}" if host else ""
-            pattern = re.compile(rf"{re.escape(prefix_path.name)}_{kind}(?:\.(\d+))?\.log{suffix}")
-            for name in names_in(directory):
-                m = pattern.fullmatch(name)
-                thread = int(m.group(1)) if m and m.group(1) else 1
-                if m and thread in threads:
-                    found.append(JobLog(directory / name, kind, index, thread))
+            logs = index.lookup(directory, prefix_path.name, kind, host)
+            if not logs and prefix_path.is_absolute():  # written on another machine
+                directory = json_dir
+                logs = index.lookup(directory, prefix_path.name, kind, host)
+            found += [
+                JobLog(directory / name, kind, job_index, thread)
+                for thread, name in logs
+                if thread in threads
+            ]
     return sorted(found, key=lambda log: (log.job_index, log.kind, log.thread))
 
 
-def timeseries(logs: pl.DataFrame, fio: FioJson) -> pl.DataFrame:
-    """Per job entry, direction and log window: IOPS and bandwidth summed over the entry's
-    threads, completion latency IOPS-weighted.
-
-    ``logs`` holds rows of the iops/bw/clat logs with ``job_index``, ``thread``, ``kind``,
-    ``time_ms``, ``value``, ``direction``, ``bs_bytes``. Windowed logs (``log_avg_msec``) keep
-    their windows; a window that not every thread logged (fio skips a job's last partial
-    window) is dropped rather than undercounted, and a repeated timestamp (fio's final flush)
-    keeps the full window. Per-I/O logs are counted into whole 1-second windows. ``t_s`` is the end
-    of the window in seconds since the job began measuring (``job_start`` when fio gives it,
-    else the first window's start).
-    """
-    if logs.is_empty():
-        return pl.DataFrame(schema=TIMESERIES_SCHEMA)
-    parts = []
-    for (job_index,), job_logs in logs.group_by("job_index", maintain_order=True):
-        opts = job_options(fio, job_index)
-        window = int(opts.get("log_avg_msec") or 0)
-        start = fio.meta["job_start_ms"][job_index]
-        first = job_logs["time_ms"].min()
-        if start:
-            t0 = start
-        elif first >= EPOCH_MS_MIN:
-            t0 = first - (window or 1000)
-        else:
-            t0 = 0
-        if window > 0:
-            per_thread = _windowed(job_logs, t0, window)
-        else:
-            runtime = fio.jobs.filter(pl.col("job_index") == job_index)["runtime_s"].max()
-            per_thread = _per_io(job_logs, t0, runtime or 0.0)
-        parts.append(_sum_threads(per_thread).with_columns(job_index=pl.lit(job_index)))
-    return pl.concat(parts).select(list(TIMESERIES_SCHEMA)).cast(TIMESERIES_SCHEMA)  # type: ignore[arg-type]
-
-
-def _windowed(logs: pl.DataFrame, t0: int, window: int) -> pl.DataFrame:
-    return (
-        logs.with_columns(t_s=((pl.col("time_ms") - t0) / window).round(0) * window / 1000)
-        .group_by("thread", "direction", "t_s", "kind", maintain_order=True)
-        .agg(pl.col("value").first().cast(pl.Float64))
-        .pivot("kind", index=["thread", "direction", "t_s"], values="value")
-        .with_columns(pl.col("^bw$") * 1024)  # KiB/s -> bytes/s
+def load_job_logs(
+    found: Sequence[JobLog],
+    ids: Sequence[dict[str, Any]] | None = None,
+    data: dict[Path, bytes] | None = None,
+) -> tuple[pl.DataFrame, dict[Path, str]]:
+    """The iops/bw/clat logs among ``found`` as one frame tagged with ``job_index``,
+    ``thread``, ``kind`` (and ``ids[i]`` for ``found[i]``), parsed in bulk; plus the files
+    that could not be read, with the reason. ``data`` holds bytes already read."""
+    picked = [i for i, log in enumerate(found) if log.kind in TIMESERIES_KINDS]
+    paths = [found[i].path for i in picked]
+    rows, bad = read_fio_logs(paths, [data[p] for p in paths] if data is not None else None)
+    tags = pl.DataFrame(
+        [
+            {"file": n, "job_index": found[i].job_index, "thread": found[i].thread}
+            | {"kind": found[i].kind}
+            | (ids[i] if ids else {})
+            for n, i in enumerate(picked)
+        ],
+        schema_overrides={"file": pl.Int64, "job_index": pl.Int64, "thread": pl.Int64},
     )
+    tagged = rows.join(tags, on="file").drop("file") if rows.height else pl.DataFrame()
+    return tagged, {paths[n]: reason for n, reason in bad.items()}
 
 
-def _per_io(logs: pl.DataFrame, t0: int, runtime_s: float) -> pl.DataFrame:
-    """Per-I/O rows counted into 1 s windows from the clat log (or the iops log); a last
-    window cut short by the end of the job (``runtime_s``) is dropped."""
-    source = "clat" if (logs["kind"] == "clat").any() else "iops"
-    rows = logs.filter(pl.col("kind") == source)
-    return (
-        rows.with_columns(t_s=((pl.col("time_ms") - t0) // 1000 + 1).cast(pl.Float64))
-        .group_by("thread", "direction", "t_s")
-        .agg(
-            iops=pl.len().cast(pl.Float64),
-            bw=pl.col("bs_bytes").sum().cast(pl.Float64),
-            clat=pl.col("value").mean() if source == "clat" else pl.lit(None, pl.Float64),
+def job_runtimes(jobs: pl.DataFrame, keys: Sequence[str] = ()) -> dict[tuple, float]:
+    """Measured runtime of every job entry: (*keys, job_index) -> seconds."""
+    if jobs.is_empty():
+        return {}
+    by = [*keys, "job_index"]
+    table = jobs.group_by(by).agg(pl.col("runtime_s").max())
+    return {tuple(row[:-1]): row[-1] for row in table.iter_rows()}
+
+
+def log_params(meta: dict[str, Any], runtimes: dict[tuple, float], key: tuple = ()) -> list[dict]:
+    """Per job entry of one fio result: what :func:`timeseries` needs to place its log rows
+    in time (``window_ms`` = log_avg_msec, ``start_ms`` = job_start, ``runtime_s``);
+    ``runtimes`` from :func:`job_runtimes`, ``key`` the result's keys in it."""
+    glob = _global(meta)
+    return [
+        {
+            "job_index": index,
+            "window_ms": int({**glob, **opts}.get("log_avg_msec") or 0),
+            "start_ms": start,
+            "runtime_s": float(runtimes.get((*key, index)) or 0.0),
+        }
+        for index, (opts, start) in enumerate(
+            zip(meta["job_options"], meta["job_start_ms"], strict=True)
         )
-        .filter(pl.col("t_s") <= runtime_s + 0.05)
+    ]
+
+
+def timeseries(logs: pl.DataFrame, params: pl.DataFrame, keys: Sequence[str] = ()) -> pl.DataFrame:
+    """Per job entry, direction and log window: IOPS and bandwidth summed over the entry's
+    threads, completion latency IOPS-weighted; for any number of results at once.
+
+    ``logs`` holds rows of iops/bw/clat logs tagged with ``keys`` (e.g. ``step_index``),
+    ``job_index``, ``thread`` and ``kind``; ``params`` has per ``keys`` + ``job_index`` the
+    fields of :func:`log_params`. Windowed logs (``log_avg_msec``) keep their windows; a window
+    that not every thread logged (fio skips a job's last partial window) is dropped rather
+    than undercounted, and a repeated timestamp (fio's final flush) keeps the full window.
+    Per-I/O logs are counted into whole 1-second windows. ``t_s`` is the end of the window
+    in seconds since the job began measuring (``job_start`` when fio gives it, else the
+    first window's start).
+    """
+    by = [*keys, "job_index"]
+    schema = {k: logs.schema.get(k, pl.Int64) for k in keys} | TIMESERIES_SCHEMA
+    if logs.is_empty():
+        return pl.DataFrame(schema=schema)
+    first = logs.group_by(by).agg(first_ms=pl.col("time_ms").min())
+    window = pl.col("window_ms")
+    placed = params.join(first, on=by).with_columns(
+        t0=pl.when(pl.col("start_ms").is_not_null())
+        .then(pl.col("start_ms"))
+        .when(pl.col("first_ms") >= EPOCH_MS_MIN)
+        .then(pl.col("first_ms") - pl.when(window > 0).then(window).otherwise(1000))
+        .otherwise(0)
     )
-
-
-def _sum_threads(per_thread: pl.DataFrame) -> pl.DataFrame:
-    for kind in TIMESERIES_KINDS:
-        if kind not in per_thread.columns:
-            per_thread = per_thread.with_columns(pl.lit(None, dtype=pl.Float64).alias(kind))
-    threads = per_thread["thread"].n_unique()
+    logs = logs.join(placed.select(*by, "t0", "window_ms", "runtime_s"), on=by).with_columns(
+        pl.col("kind").cast(_KINDS), pl.col("direction").cast(_DIRECTIONS)
+    )
+    per_thread = pl.concat(
+        [_windowed(logs.filter(window > 0), by), _per_io(logs.filter(window <= 0), by)],
+        how="diagonal_relaxed",
+    )
+    threads = per_thread.group_by(by).agg(n_threads=pl.col("thread").n_unique())
     return (
-        per_thread.group_by("direction", "t_s")
+        per_thread.group_by(*by, "direction", "t_s")
         .agg(
             iops=pl.col("iops").sum(),
             bw_bytes_s=pl.col("bw").sum(),
             clat_mean_ns=(pl.col("clat") * pl.col("iops")).sum() / pl.col("iops").sum(),
-            threads=pl.col("iops").count(),
+            logged=pl.col("iops").count(),
         )
-        .filter(pl.col("threads") == threads)
-        .drop("threads")
-        .sort("direction", "t_s")
+        .join(threads, on=by)
+        .filter(pl.col("logged") == pl.col("n_threads"))
+        .sort(*by, "direction", "t_s")
+        .select(list(schema))
+        .cast(schema)  # type: ignore[arg-type]
+    )
+
+
+_KINDS = pl.Enum(list(LOG_OPTIONS))
+_DIRECTIONS = pl.Enum(["read", "write", "trim"])
+_THREAD_COLUMNS = {"thread": pl.Int64, "direction": _DIRECTIONS, "t_s": pl.Float64}
+_VALUES = {"iops": pl.Float64, "bw": pl.Float64, "clat": pl.Float64}
+
+
+def _windowed(logs: pl.DataFrame, by: list[str]) -> pl.DataFrame:
+    """One row per thread, direction and window with that window's iops, bw, clat (the first
+    row of a repeated timestamp: fio's final flush of a partial window comes second)."""
+    if logs.is_empty():
+        return pl.DataFrame(schema={k: logs.schema[k] for k in by} | _THREAD_COLUMNS | _VALUES)
+    window = pl.col("window_ms")
+    position = ((pl.col("time_ms") - pl.col("t0")) / window).round(0).cast(pl.Int64)
+
+    def first(kind: str) -> pl.Expr:
+        return pl.col("value").filter(pl.col("kind") == kind).first().cast(pl.Float64)
+
+    return (
+        logs.with_columns(w=position)
+        .group_by(*by, "thread", "direction", "w", maintain_order=True)
+        .agg(
+            iops=first("iops"),
+            bw=first("bw") * 1024,  # KiB/s -> bytes/s
+            clat=first("clat"),
+            window_ms=pl.col("window_ms").first(),
+        )
+        .with_columns(t_s=pl.col("w") * pl.col("window_ms") / 1000)
+        .drop("w", "window_ms")
+    )
+
+
+def _per_io(logs: pl.DataFrame, by: list[str]) -> pl.DataFrame:
+    """Per-I/O rows counted into 1 s windows from the clat log (or the iops log where a job
+    has no clat log); a last window cut short by the end of the job is dropped."""
+    if logs.is_empty():
+        return pl.DataFrame(schema={k: logs.schema[k] for k in by} | _THREAD_COLUMNS | _VALUES)
+    has_clat = (pl.col("kind") == "clat").any().over(by)
+    rows = logs.filter(
+        pl.when(has_clat).then(pl.col("kind") == "clat").otherwise(pl.col("kind") == "iops")
+    )
+    return (
+        rows.with_columns(t_s=((pl.col("time_ms") - pl.col("t0")) // 1000 + 1).cast(pl.Float64))
+        .group_by(*by, "thread", "direction", "t_s")
+        .agg(
+            iops=pl.len().cast(pl.Float64),
+            bw=pl.col("bs_bytes").sum().cast(pl.Float64),
+            clat=pl.when((pl.col("kind") == "clat").all()).then(pl.col("value").mean()),
+            runtime_s=pl.col("runtime_s").first(),
+        )
+        .filter(pl.col("t_s") <= pl.col("runtime_s") + 0.05)
+        .drop("runtime_s")
     )

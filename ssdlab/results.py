@@ -17,8 +17,8 @@ from typing import Any
 import polars as pl
 
 from .errors import InputError
-from .io import read_fio_json, read_fio_log
-from .logs import TIMESERIES_KINDS, JobLog, find_job_logs, timeseries
+from .io import read_fio_json
+from .logs import find_job_logs, job_runtimes, load_job_logs, log_params, timeseries
 from .manifest import LOADABLE, Manifest, StepRecord
 from .runner import FIO_JSON
 
@@ -133,20 +133,6 @@ class Results(Frames):
         return Frames(**{f.name: getattr(self, f.name).to_pandas() for f in fields(Frames)})
 
 
-def read_job_logs(found: list[JobLog]) -> pl.DataFrame:
-    """The iops/bw/clat logs of ``found`` as one frame tagged with job, thread and kind."""
-    frames = [
-        read_fio_log(log.path, kind=log.kind)[0]
-        .select("time_ms", "value", "direction", "bs_bytes")
-        .with_columns(
-            kind=pl.lit(log.kind), job_index=pl.lit(log.job_index), thread=pl.lit(log.thread)
-        )
-        for log in found
-        if log.kind in TIMESERIES_KINDS
-    ]
-    return pl.concat(frames) if frames else pl.DataFrame()
-
-
 def _step_frames(
     results_dir: Path, manifest: Manifest, record: StepRecord
 ) -> tuple[pl.DataFrame, ...]:
@@ -167,7 +153,12 @@ def _step_frames(
         for k, v in ids.items()
     ]
     summary = fio.jobs.with_columns(id_cols)
-    ts = timeseries(read_job_logs(find_job_logs(fio, step_dir)), fio).with_columns(id_cols)
+    logs, bad = load_job_logs(find_job_logs(fio.meta, step_dir))
+    if bad:
+        path, reason = next(iter(bad.items()))
+        raise InputError(f"{path}: {reason}")
+    params = pl.DataFrame(log_params(fio.meta, job_runtimes(fio.jobs)))
+    ts = timeseries(logs, params).with_columns(id_cols)
     hist = fio.bins.filter(pl.col("stat") == "clat").drop("stat").with_columns(id_cols)
     pcts = fio.percentiles.with_columns(id_cols)
     return summary, ts, hist, pcts, fio.snapshots.with_columns(id_cols)

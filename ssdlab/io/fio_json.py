@@ -252,28 +252,22 @@ def _snapshot_rows(objects: list[dict[str, Any]]) -> list[dict[str, Any]]:
     return rows
 
 
-def _snapshots(objects: list[dict[str, Any]]) -> pl.DataFrame:
-    frame = pl.DataFrame(_snapshot_rows(objects), schema=_SNAP_SCHEMA)
-    delta = pl.col("runtime_s").diff().over("job_index", "direction")
-    first = pl.col("snapshot") == pl.col("snapshot").min().over("job_index", "direction")
-    dt = pl.when(first).then(pl.col("runtime_s")).otherwise(delta)
-    d_ios = (
-        pl.when(first)
-        .then(pl.col("total_ios"))
-        .otherwise(pl.col("total_ios").diff().over("job_index", "direction"))
-    )
-    d_bytes = (
-        pl.when(first)
-        .then(pl.col("io_bytes"))
-        .otherwise(pl.col("io_bytes").diff().over("job_index", "direction"))
-    )
-    return frame.sort("job_index", "direction", "snapshot").with_columns(
-        interval_iops=pl.when(dt > 0).then(d_ios / dt),
-        interval_bw_bytes_s=pl.when(dt > 0).then(d_bytes / dt),
+def snapshot_rates(frame: pl.DataFrame, keys: list[str]) -> pl.DataFrame:
+    """Per-interval IOPS and bandwidth from cumulative status-interval snapshots."""
+    over = [*keys, "job_index", "direction"]
+    first = pl.col("snapshot") == pl.col("snapshot").min().over(over)
+
+    def delta(col: str) -> pl.Expr:
+        return pl.when(first).then(pl.col(col)).otherwise(pl.col(col).diff().over(over))
+
+    dt = delta("runtime_s")
+    return frame.sort(*over, "snapshot").with_columns(
+        interval_iops=pl.when(dt > 0).then(delta("total_ios") / dt),
+        interval_bw_bytes_s=pl.when(dt > 0).then(delta("io_bytes") / dt),
     )
 
 
-def _steadystate(jobs: list[dict[str, Any]]) -> pl.DataFrame:
+def _steadystate_rows(jobs: list[dict[str, Any]]) -> list[dict[str, Any]]:
     rows = []
     for index, job in enumerate(jobs):
         ss = job.get("steadystate")
@@ -291,20 +285,24 @@ def _steadystate(jobs: list[dict[str, Any]]) -> pl.DataFrame:
                     "attained": bool(ss.get("attained")),
                 }
             )
-    return pl.DataFrame(rows, schema=_SS_SCHEMA)
+    return rows
 
 
-def read_fio_json(path: str | Path) -> FioJson:
-    """Read a fio JSON or json+ output file (text around the JSON is ignored).
+@dataclass
+class FioRows:
+    """A parsed fio JSON result as plain rows, for building frames of many results at once."""
 
-    When the file holds several JSON objects (``--status-interval``), the last one is the
-    result; ``meta["snapshots"]`` counts them.
-    """
-    path = Path(path)
-    try:
-        raw = path.read_bytes()
-    except OSError as exc:
-        raise InputError(f"{path}: cannot read: {exc.strerror}") from None
+    jobs: list[dict[str, Any]]
+    aggregate: list[dict[str, Any]]
+    percentiles: list[dict[str, Any]]
+    bins: list[dict[str, Any]]
+    snapshots: list[dict[str, Any]]
+    steadystate: list[dict[str, Any]]
+    meta: dict[str, Any]
+
+
+def parse_fio_json(raw: bytes, path: Path) -> FioRows:
+    """Parse the bytes of a fio JSON/json+ output (text around the JSON is ignored)."""
     if b"\0" in raw[:4096]:
         raise InputError(f"{path}: binary file, not fio JSON output")
     text = raw.decode("utf-8", errors="replace")
@@ -315,17 +313,14 @@ def read_fio_json(path: str | Path) -> FioJson:
     top = objects[-1]
     version = top.get("fio version", "")
     jobs = top.get("jobs") or top.get("client_stats") or []
-    rows, pct_rows, bin_rows = [], [], []
+    parsed = FioRows([], [], [], [], _snapshot_rows(objects), _steadystate_rows(jobs), {})
     for index, job in enumerate(jobs):
-        r, p, b = _job_rows(top, index, job, fio_version_tuple(version))
-        rows += r
-        pct_rows += p
-        bin_rows += b
-    all_jobs = pl.DataFrame(rows, infer_schema_length=None)
-    is_aggregate = (
-        pl.col("jobname") == AGGREGATE_JOBNAME if "client_stats" in top else pl.lit(False)
-    )
-    meta = {
+        rows, pcts, bins = _job_rows(top, index, job, fio_version_tuple(version))
+        client_total = "client_stats" in top and job.get("jobname") == AGGREGATE_JOBNAME
+        (parsed.aggregate if client_total else parsed.jobs).extend(rows)
+        parsed.percentiles += pcts
+        parsed.bins += bins
+    parsed.meta = {
         "path": str(path),
         "fio_version": version,
         "timestamp_ms": top.get("timestamp_ms") or (top.get("timestamp", 0) * 1000 or None),
@@ -339,12 +334,50 @@ def read_fio_json(path: str | Path) -> FioJson:
         "snapshots": len(objects),
         "disk_util": top.get("disk_util") or [],
     }
+    return parsed
+
+
+def fio_frames(results: list[FioRows], ids: list[dict[str, Any]] | None = None) -> FioJson:
+    """One FioJson of many parsed results; ``ids[i]`` (e.g. step index and name) is added
+    to every row of ``results[i]``. ``meta`` is that of the last result."""
+    ids = ids or [{} for _ in results]
+
+    def rows(attr: str) -> list[dict[str, Any]]:
+        return [
+            r | extra for res, extra in zip(results, ids, strict=True) for r in getattr(res, attr)
+        ]
+
+    keys = list(ids[0]) if ids else []
+    id_schema = {
+        k: pl.Int64 if isinstance(v, int) else pl.String for k, v in (ids[0] if ids else {}).items()
+    }
+
+    def frame(attr: str, schema: dict[str, Any] | None) -> pl.DataFrame:
+        data = rows(attr)
+        if schema is not None:
+            return pl.DataFrame(data, schema=schema | id_schema)
+        return pl.DataFrame(data, infer_schema_length=None)
+
     return FioJson(
-        jobs=all_jobs.filter(~is_aggregate) if rows else all_jobs,
-        percentiles=pl.DataFrame(pct_rows, schema=_PCT_SCHEMA),
-        bins=pl.DataFrame(bin_rows, schema=_BIN_SCHEMA),
-        aggregate=all_jobs.filter(is_aggregate) if rows else all_jobs,
-        snapshots=_snapshots(objects),
-        steadystate=_steadystate(jobs),
-        meta=meta,
+        jobs=frame("jobs", None),
+        percentiles=frame("percentiles", _PCT_SCHEMA),
+        bins=frame("bins", _BIN_SCHEMA),
+        aggregate=frame("aggregate", None),
+        snapshots=snapshot_rates(frame("snapshots", _SNAP_SCHEMA), keys),
+        steadystate=frame("steadystate", _SS_SCHEMA),
+        meta=results[-1].meta if results else {},
     )
+
+
+def read_fio_json(path: str | Path) -> FioJson:
+    """Read a fio JSON or json+ output file (text around the JSON is ignored).
+
+    When the file holds several JSON objects (``--status-interval``), the last one is the
+    result; ``meta["snapshots"]`` counts them.
+    """
+    path = Path(path)
+    try:
+        raw = path.read_bytes()
+    except OSError as exc:
+        raise InputError(f"{path}: cannot read: {exc.strerror}") from None
+    return fio_frames([parse_fio_json(raw, path)])

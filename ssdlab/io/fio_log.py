@@ -111,18 +111,21 @@ def read_fio_log(
     return frame, {"path": str(path), "kind": kind, "epoch": epoch, "columns": names}
 
 
-def read_fio_logs(paths: Sequence[Path]) -> tuple[pl.DataFrame, dict[int, str]]:
+def read_fio_logs(
+    paths: Sequence[Path], contents: Sequence[bytes] | None = None
+) -> tuple[pl.DataFrame, dict[int, str]]:
     """Read many log files at once: their bytes are joined per column layout and parsed in
     one pass, which is far faster than a parser call per file for thousands of small logs.
 
     Returns the canonical columns plus ``file`` (the index into ``paths``) and, per index of
-    a file that could not be read, the reason. Empty files contribute no rows.
+    a file that could not be read, the reason. Empty files contribute no rows. ``contents``
+    are the files' bytes when the caller has read them already.
     """
     groups: dict[tuple[str, ...], tuple[dict, list[int], list[bytes]]] = {}
     bad: dict[int, str] = {}
     for i, path in enumerate(paths):
         try:
-            data = Path(path).read_bytes()
+            data = contents[i] if contents is not None else Path(path).read_bytes()
         except OSError as exc:
             bad[i] = f"cannot read: {exc.strerror}"
             continue
