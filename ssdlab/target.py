@@ -31,15 +31,18 @@ def _supports_direct(path: Path) -> bool:
 
 
 def _allocate(path: Path, size_bytes: int) -> None:
-    """Create or grow ``path`` to ``size_bytes`` with real blocks (not a sparse file)."""
-    fd = os.open(path, os.O_WRONLY | os.O_CREAT, 0o644)
+    """Create or grow ``path`` to ``size_bytes`` by writing data, so that reads hit the
+    medium (a sparse or merely allocated file reads back zeros without any I/O)."""
+    chunk = os.urandom(2**20)
     try:
-        if os.fstat(fd).st_size < size_bytes:
-            os.posix_fallocate(fd, 0, size_bytes)
+        with path.open("ab") as fh:
+            left = size_bytes - fh.tell()
+            while left > 0:
+                left -= fh.write(chunk[: min(left, len(chunk))])
+            fh.flush()
+            os.fsync(fh.fileno())
     except OSError as exc:
-        raise SsdlabError(f"{path}: cannot allocate {size_bytes} bytes: {exc.strerror}") from None
-    finally:
-        os.close(fd)
+        raise SsdlabError(f"{path}: cannot write {size_bytes} bytes: {exc.strerror}") from None
 
 
 def prepare_target(
@@ -53,7 +56,7 @@ def prepare_target(
     """Check the target and get it ready.
 
     ``None`` means a temporary file inside the results directory, removed after the run. A
-    file is created (or grown) to ``size_bytes``. A block device must pass
+    file is created (or grown) to ``size_bytes`` with written data. A block device must pass
     :func:`ssdlab.devices.check_writable` with ``destroy_data`` naming it when the suite
     writes, or :func:`~ssdlab.devices.check_readable` when it only reads.
     """
@@ -70,7 +73,7 @@ def prepare_target(
         raise SsdlabError(f"{path}: target must be a regular file or a block device")
     if not path.parent.is_dir():
         raise SsdlabError(f"{path}: target's directory {path.parent} does not exist")
-    if not writes and not path.exists():
+    if not writes and target is not None and not path.exists():
         raise SsdlabError(f"{path}: a read-only suite needs an existing target")
     _allocate(path, max(size_bytes, MIN_FILE_BYTES))
     return TargetInfo(

@@ -223,3 +223,17 @@ def test_load_refuses_what_is_not_a_results_dir(tmp_path: Path) -> None:
     (tmp_path / "manifest.json").write_text("{")
     with pytest.raises(InputError, match="unreadable manifest"):
         ssdlab.load(tmp_path)
+
+
+def test_file_targets_hold_written_data(tmp_path: Path) -> None:
+    """A new file target is written through, so reads hit the medium: neither sparse nor
+    merely allocated (both read back zeros without I/O and inflate read results)."""
+    from ssdlab.target import prepare_target
+
+    info = prepare_target(None, tmp_path, size_bytes=32 * 2**20, writes=False)
+    path = Path(info.path)
+    assert info.temporary and info.size_bytes == path.stat().st_size == 32 * 2**20
+    assert path.stat().st_blocks * 512 >= 32 * 2**20
+    with path.open("rb") as fh:
+        fh.seek(17 * 2**20)
+        assert fh.read(4096).count(0) < 4096 // 2
