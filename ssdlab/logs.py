@@ -16,7 +16,7 @@ from typing import Any
 
 import polars as pl
 
-from .io.fio_log import read_fio_logs
+from .io.fio_log import LogLayout, read_fio_logs
 
 #: log type -> the fio option naming its prefix
 LOG_OPTIONS = {
@@ -48,6 +48,7 @@ class JobLog:
     kind: str
     job_index: int
     thread: int
+    layout: LogLayout = (None, False)
 
 
 def _global(meta: dict[str, Any]) -> dict[str, str]:
@@ -137,8 +138,13 @@ def find_job_logs(
             if not logs and prefix_path.is_absolute():  # written on another machine
                 directory = json_dir
                 logs = index.lookup(directory, prefix_path.name, kind, host)
+            offset = opts.get("log_offset")
+            layout = (
+                None if offset is None else offset.lower() in _TRUE,
+                opts.get("log_window_value", "").lower() == "both",
+            )
             found += [
-                JobLog(directory / name, kind, job_index, thread)
+                JobLog(directory / name, kind, job_index, thread, layout)
                 for thread, name in logs
                 if thread in threads
             ]
@@ -155,7 +161,11 @@ def load_job_logs(
     that could not be read, with the reason. ``data`` holds bytes already read."""
     picked = [i for i, log in enumerate(found) if log.kind in TIMESERIES_KINDS]
     paths = [found[i].path for i in picked]
-    rows, bad = read_fio_logs(paths, [data[p] for p in paths] if data is not None else None)
+    rows, bad = read_fio_logs(
+        paths,
+        [data[p] for p in paths] if data is not None else None,
+        [found[i].layout for i in picked],
+    )
     tags = pl.DataFrame(
         [
             {"file": n, "job_index": found[i].job_index, "thread": found[i].thread}

@@ -293,3 +293,35 @@ def test_exceedance_counts_the_straddling_bin_as_over(tmp_path: Path) -> None:
     assert frame["count"].sum() == 100 and frame["lat_lo_ns"][1] < 1e6 < frame["lat_hi_ns"][1]
     row = hist_intervals(frame, meta["n_bins"], 1000, (50,), (1e6,)).row(0, named=True)
     assert row["samples"] == 100 and row["frac_over_1e+06ns"] == pytest.approx(0.10)
+
+
+def test_log_layouts_from_job_options(tmp_path: Path) -> None:
+    """3.37+ ``log_window_value=both`` adds a max column after the value; with
+    ``log_offset=1`` and ``log_prio=1`` a row is time, value, max, ddir, bs, offset, prio."""
+    from ssdlab.io.fio_log import read_fio_logs
+
+    log = tmp_path / "w_clat.1.log"
+    log.write_text("1000, 5000, 9000, 1, 0, 0, 0x0003\n2000, 5200, 8000, 1, 0, 0, 0x0003\n")
+    frame, bad = read_fio_logs([log], layouts=[(True, True)])
+    assert not bad
+    assert frame.select("value", "value_max", "direction", "offset_bytes", "prio").rows() == [
+        (5000, 9000, "write", 0, 3),
+        (5200, 8000, "write", 0, 3),
+    ]
+    guessed, _ = read_fio_logs([log])  # without the job's options the columns are a guess
+    assert "value_max" not in guessed.columns
+
+
+def test_fio2_histogram_logs_are_microseconds(tmp_path: Path) -> None:
+    from ssdlab.io.fio_hist import read_fio_hist_log
+
+    counts = np.zeros(1216 // 4, dtype=int)  # fio 2.x bins at log_hist_coarseness=2
+    counts[100] = 7
+    log = tmp_path / "old_clat_hist.1.log"
+    log.write_text("500, 0, 4096, " + ", ".join(map(str, counts)) + "\n")
+    frame, meta = read_fio_hist_log(log)
+    assert (meta["fio_major"], meta["coarseness"]) == (2, 2)
+    # coarse bin 100 spans fine bins 400-403: group (400 >> 6) - 1 = 5, base 2^11 = 2048 µs,
+    # 2^5 µs per fine bin, k = 400 % 64 = 16 -> [2048 + 16 x 32, 2048 + 20 x 32) µs
+    assert frame.row(0, named=True)["lat_lo_ns"] == (2048 + 16 * 32) * 1000
+    assert frame.row(0, named=True)["lat_hi_ns"] == (2048 + 20 * 32) * 1000

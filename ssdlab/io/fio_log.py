@@ -111,15 +111,23 @@ def read_fio_log(
     return frame, {"path": str(path), "kind": kind, "epoch": epoch, "columns": names}
 
 
+#: what a job's options say about its log columns: (log_offset or None if unknown,
+#: log_window_value=both)
+LogLayout = tuple[bool | None, bool]
+
+
 def read_fio_logs(
-    paths: Sequence[Path], contents: Sequence[bytes] | None = None
+    paths: Sequence[Path],
+    contents: Sequence[bytes] | None = None,
+    layouts: Sequence[LogLayout] | None = None,
 ) -> tuple[pl.DataFrame, dict[int, str]]:
     """Read many log files at once: their bytes are joined per column layout and parsed in
     one pass, which is far faster than a parser call per file for thousands of small logs.
 
     Returns the canonical columns plus ``file`` (the index into ``paths``) and, per index of
     a file that could not be read, the reason. Empty files contribute no rows. ``contents``
-    are the files' bytes when the caller has read them already.
+    are the files' bytes when the caller has read them already; ``layouts`` the column
+    hints from each file's job options (else the column count decides).
     """
     groups: dict[tuple[str, ...], tuple[dict, list[int], list[bytes]]] = {}
     bad: dict[int, str] = {}
@@ -137,7 +145,7 @@ def read_fio_logs(
             continue
         if not first.strip():
             continue
-        _, schema = _layout(first, None, False)
+        _, schema = _layout(first, *(layouts[i] if layouts else (None, False)))
         key = tuple(f"{k}:{v}" for k, v in schema.items())
         group = groups.setdefault(key, (schema, [], []))
         group[1].append(i)
