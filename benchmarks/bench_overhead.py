@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import shutil
 import statistics
 import subprocess
@@ -69,6 +70,10 @@ def compare(name: str, engine: str, direct: bool, iodepth: int, args: argparse.N
         )
     )  # fmt: skip
     target = work / "target.bin" if engine != "null" else None
+    if target is not None:  # a read-only suite reads an existing file: write it once
+        with target.open("wb") as fh:
+            for _ in range(256):
+                fh.write(os.urandom(2**20))
     ours, theirs = [], []
     for _ in range(args.repeats):
         iops, job = ssdlab_iops(work, suite, target)
