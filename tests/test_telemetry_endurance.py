@@ -11,8 +11,10 @@ from ssdlab.telemetry import SmartRecord
 from ssdlab.telemetry.endurance import (
     DriveSpec,
     dwpd_from_tbw,
+    implied_endurance_tb,
     implied_pe_cycles,
     load_drive_spec,
+    nand_budget_tb,
     projected_life_years,
     tbw_from_dwpd,
     wear_check,
@@ -69,6 +71,21 @@ def test_projected_life_from_pe_cycles() -> None:
     assert projected_life_years(spec, 2.5, 2.0) == pytest.approx(3000 / 365)
     with pytest.raises(ValueError, match="positive"):
         projected_life_years(spec, 0, 2.0)
+
+
+def test_implied_endurance_and_daily_writes() -> None:
+    cycles = load_drive_spec(SPECS / "drive_spec.toml")  # 3000 cycles x 5 TB raw, 1 DWPD x 4 TB
+    assert nand_budget_tb(cycles) == pytest.approx(15000)
+    # at WAF 2.5 the 15000 TB of NAND take 6000 TB of host writes
+    assert implied_endurance_tb(cycles, 2.5) == pytest.approx(6000)
+    assert cycles.daily_tb == pytest.approx(4.0)  # rated DWPD x capacity
+    rating = load_drive_spec(SPECS / "drive_spec.yaml")  # 7300 TBW, no cycles
+    assert nand_budget_tb(rating) == 7300 and nand_budget_tb(rating, 2.0) == 14600
+    assert implied_endurance_tb(rating, 2.0, rated_waf=2.0) == pytest.approx(7300)
+    stated = DriveSpec(capacity_tb=4, warranty_years=5, dwpd=1, daily_write_tb=0.5)
+    assert stated.daily_tb == 0.5
+    with pytest.raises(ValueError, match="positive"):
+        implied_endurance_tb(rating, 0)
 
 
 def test_wear_check_against_percent_used() -> None:

@@ -13,6 +13,7 @@ import pytest
 from ssdlab.errors import InputError
 from ssdlab.telemetry.power import (
     POWER_FORMATS,
+    POWER_SOURCES,
     CommandSampler,
     IpmitoolSampler,
     PowerTrace,
@@ -20,6 +21,7 @@ from ssdlab.telemetry.power import (
     detect_power,
     efficiency,
     parse_instantaneous,
+    power_sampler,
     read_ipmitool_dcmi,
     read_power,
     read_power_csv,
@@ -358,6 +360,47 @@ def test_command_sampler_counts_failures_and_keeps_going() -> None:
     assert "exit status 3" in failing.stop().meta["last_error"]
     with pytest.raises(RuntimeError, match="already started"):
         failing.start()
+
+
+def test_power_sources_by_name_and_a_user_source(tmp_path: Path) -> None:
+    command = power_sampler("command:sh -c 'echo 4.5'", 0.5)
+    assert isinstance(command, CommandSampler) and command.interval_s == 0.5
+    assert command.command == ["sh", "-c", "echo 4.5"]
+    ipmi = power_sampler("ipmitool:-I lanplus -H bmc1")
+    assert isinstance(ipmi, IpmitoolSampler)
+    assert ipmi.command == ["ipmitool", "-I", "lanplus", "-H", "bmc1", "dcmi", "power", "reading"]
+    assert power_sampler("ipmitool").command == ["ipmitool", "dcmi", "power", "reading"]
+    rapl = power_sampler(f"rapl:{tmp_path}", 2.0)
+    assert isinstance(rapl, RaplSampler) and rapl.domain == tmp_path
+    assert isinstance(power_sampler("rapl"), RaplSampler)
+    with pytest.raises(InputError, match=r"unknown power source 'meter' in 'meter:1' \(known: "):
+        power_sampler("meter:1")
+    with pytest.raises(InputError, match="interval must be positive"):
+        power_sampler("ipmitool", 0)
+    POWER_SOURCES.register(
+        "fixed", lambda arg, interval_s: CommandSampler(f"echo {arg}", interval_s)
+    )
+    try:
+        fixed = power_sampler("fixed:3.25", 0.05)
+        seen: list[tuple[float, float]] = []
+        fixed.on_sample = lambda t, w: seen.append((t, w))
+        fixed._sample_once()  # one measurement, as the sampling thread makes them
+        assert seen == fixed.trace().frame.rows() and seen[0][1] == 3.25
+    finally:
+        POWER_SOURCES.unregister("fixed")
+
+
+def test_on_sample_errors_count_as_sampler_errors() -> None:
+    sampler = CommandSampler(["sh", "-c", "echo 2"], 0.05)
+
+    def disk_full(t: float, w: float) -> None:
+        raise OSError(28, "No space left on device")
+
+    sampler.on_sample = disk_full
+    sampler._sample_once()
+    trace = sampler.trace()
+    assert trace.frame["power_w"].to_list() == [2.0]  # kept in memory all the same
+    assert trace.meta["errors"] == 1 and "No space left" in trace.meta["last_error"]
 
 
 def test_ipmitool_sampler_on_a_stand_in_ipmitool(tmp_path: Path) -> None:

@@ -23,7 +23,7 @@ app.add_typer(suites_app, name="suites")
 err = Console(stderr=True)
 
 # Command modules register themselves on ``app`` when imported (one line per module).
-from . import core, reports
+from . import core, reports, telemetry
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -60,14 +60,32 @@ def run(
     on_error: Annotated[
         OnErrorPolicy, typer.Option(help="After a failed step: stop, or continue with the next.")
     ] = OnErrorPolicy.stop,
+    smart: Annotated[
+        str,
+        typer.Option(
+            help="SMART snapshots before/after each step: auto (nvme-cli or smartctl, block "
+            "devices only), none, or a COMMAND printing nvme-cli/smartctl JSON, run for any "
+            "target ({device} = the target's path).",
+        ),
+    ] = "auto",
+    power: Annotated[
+        str | None,
+        typer.Option(
+            help="Record power during the run: command:CMD (prints watts), ipmitool[:ARGS] "
+            "(dcmi power reading), rapl[:DOMAIN] (CPU only).",
+        ),
+    ] = None,
+    power_interval: Annotated[float, typer.Option(help="Seconds between power samples.")] = 1.0,
 ) -> None:
     """Run SUITE against a target and keep every raw result in OUT (re-run to resume)."""
     from ..runner import run_suite
     from ..suite import load_suite, parse_param
+    from ..telemetry.hooks import telemetry_hooks
     from ..units import parse_size
 
     if scale <= 0:
         raise SsdlabError("--scale must be positive")
+    hooks = telemetry_hooks(smart, power, power_interval)
     params = dict(parse_param(p) for p in set_ or [])
     chosen = load_suite(suite, params).scaled(scale)
     size = parse_size(target_size) if target_size else None
@@ -85,6 +103,7 @@ def run(
         purge_first=purge,
         on_error=on_error.value,  # type: ignore[arg-type]
         scale=scale,
+        hooks=hooks,
         console=err,
     )
     err.print(f"{len(manifest.steps)} steps complete; results in {out}")

@@ -4,7 +4,11 @@
   smart-log-add) and smartctl JSON into a :class:`SmartRecord`; ``read_snapshot(path)`` merges
   a directory of captures; ``waf(record)`` and ``smart_delta(before, after)``.
 - Endurance: :mod:`ssdlab.telemetry.endurance` (DWPD/TBW, P/E cycles, projected life).
-- Power: :mod:`ssdlab.telemetry.power` (meter readers, samplers, ``step_power``, ``efficiency``).
+- Power: :mod:`ssdlab.telemetry.power` (meter readers, live sources and samplers,
+  ``step_power``, ``efficiency``).
+- During ``ssdlab run``: :mod:`ssdlab.telemetry.hooks` (``--smart``, ``--power``), stored as
+  :mod:`ssdlab.telemetry.store` describes; the frames ``smart``, ``waf``, ``power``,
+  ``power_trace`` and ``endurance`` of ``ssdlab.load`` come from :mod:`ssdlab.telemetry.frames`.
 
 Units follow the field names: bytes, °C, hours, percent, seconds, watts; TB = 10^12 bytes.
 """

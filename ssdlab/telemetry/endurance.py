@@ -10,6 +10,7 @@ spec file (TOML or YAML) sits next to results, e.g.::
     dwpd = 1                      # or rated_tbw = 7008
     over_provisioning_percent = 28  # or raw_capacity_tb = 4.9152
     pe_cycles = 3000              # optional: rated NAND program/erase cycles
+    daily_write_tb = 2            # optional: host TB/day for projections (default: rated DWPD)
 """
 
 from __future__ import annotations
@@ -49,7 +50,8 @@ class DriveSpec(BaseModel):
 
     Give ``rated_tbw`` or ``dwpd`` (both when the vendor states both), and optionally the raw
     NAND capacity as ``raw_capacity_tb`` or ``over_provisioning_percent`` (raw = capacity x
-    (1 + OP/100)), and the rated ``pe_cycles``.
+    (1 + OP/100)), the rated ``pe_cycles``, and ``daily_write_tb``, the host TB per day
+    endurance is projected at (default: the rated DWPD x capacity).
     """
 
     model_config = ConfigDict(extra="forbid", frozen=True)
@@ -62,6 +64,7 @@ class DriveSpec(BaseModel):
     raw_capacity_tb: float | None = Field(None, gt=0)
     over_provisioning_percent: float | None = Field(None, ge=0)
     pe_cycles: int | None = Field(None, gt=0)
+    daily_write_tb: float | None = Field(None, gt=0)
 
     @model_validator(mode="after")
     def _consistent(self) -> DriveSpec:
@@ -96,6 +99,13 @@ class DriveSpec(BaseModel):
             return self.capacity_tb * (1 + self.over_provisioning_percent / 100)
         return None
 
+    @property
+    def daily_tb(self) -> float:
+        """Host TB per day for projections: ``daily_write_tb``, else rated DWPD x capacity."""
+        if self.daily_write_tb is not None:
+            return self.daily_write_tb
+        return self.drive_writes_per_day * self.capacity_tb
+
 
 def load_drive_spec(path: str | Path) -> DriveSpec:
     """Read a :class:`DriveSpec` from a ``.toml``, ``.yaml`` or ``.yml`` file."""
@@ -118,6 +128,22 @@ def load_drive_spec(path: str | Path) -> DriveSpec:
         raise InputError(f"{path}: invalid drive spec: {problems}") from None
 
 
+def nand_budget_tb(spec: DriveSpec, rated_waf: float = 1.0) -> float:
+    """NAND TB the drive may program over its life: ``pe_cycles`` x raw capacity when the spec
+    has both, else rated TBW x ``rated_waf``, the WAF of the vendor's rating workload on this
+    drive (1.0 when unknown, which is conservative: the rating then shrinks by the measured WAF).
+    """
+    raw = spec.raw_tb
+    return spec.pe_cycles * raw if spec.pe_cycles and raw else spec.tbw * rated_waf
+
+
+def implied_endurance_tb(spec: DriveSpec, waf: float, *, rated_waf: float = 1.0) -> float:
+    """Host TB the drive takes at a measured ``waf`` before its NAND budget is spent."""
+    if waf <= 0:
+        raise ValueError("waf must be positive")
+    return nand_budget_tb(spec, rated_waf) / waf
+
+
 def projected_life_years(
     spec: DriveSpec,
     waf: float,
@@ -128,16 +154,12 @@ def projected_life_years(
 ) -> float:
     """Years until rated endurance at ``host_tb_per_day`` (TB/day) and a measured ``waf``.
 
-    The NAND write budget is ``pe_cycles`` x raw capacity when the spec has both; otherwise
-    rated TBW x ``rated_waf``, the WAF the vendor's rating workload has on this drive (1.0
-    when unknown, which is conservative: the rating then shrinks by the measured WAF).
-    With ``percent_used`` (NVMe Percentage Used), the years left from that point on.
+    The NAND write budget is :func:`nand_budget_tb`. With ``percent_used`` (NVMe Percentage
+    Used), the years left from that point on.
     """
     if waf <= 0 or host_tb_per_day <= 0:
         raise ValueError("waf and host_tb_per_day must be positive")
-    raw = spec.raw_tb
-    budget_tb = spec.pe_cycles * raw if spec.pe_cycles and raw else spec.tbw * rated_waf
-    years = budget_tb / (host_tb_per_day * waf * DAYS_PER_YEAR)
+    years = implied_endurance_tb(spec, waf, rated_waf=rated_waf) / (host_tb_per_day * DAYS_PER_YEAR)
     if percent_used is not None:
         years *= max(0.0, 1 - percent_used / 100)
     return years

@@ -45,6 +45,8 @@ class PeriodicSampler:
 
     Use as a context manager, or :meth:`start` then :meth:`stop`; :meth:`trace` gives the
     samples so far. Subclasses implement :meth:`measure` and may extend :meth:`describe`.
+    ``on_sample(time_s, watts)``, when set, is called from the sampling thread with every
+    valid sample as it comes (e.g. to append it to a file); its OSErrors count as errors.
     """
 
     def __init__(self, interval_s: float = 1.0) -> None:
@@ -58,6 +60,7 @@ class PeriodicSampler:
         self._lock = threading.Lock()
         self._stopping = threading.Event()
         self._thread: threading.Thread | None = None
+        self.on_sample: Callable[[float, float], None] | None = None
 
     def measure(self) -> tuple[float, float | None] | None:
         """One measurement: (epoch seconds, watts or None if invalid), or None for no sample."""
@@ -70,18 +73,20 @@ class PeriodicSampler:
     def _sample_once(self) -> None:
         try:
             result = self.measure()
+            if result is None:
+                return
+            when, watts = result
+            with self._lock:
+                if watts is None:
+                    self._invalid += 1
+                else:
+                    self._samples.append((when, watts))
+            if watts is not None and self.on_sample is not None:
+                self.on_sample(when, watts)
         except (OSError, subprocess.SubprocessError, ValueError) as exc:
             with self._lock:
                 self._errors += 1
                 self._last_error = str(exc)
-            return
-        if result is None:
-            return
-        with self._lock:
-            if result[1] is None:
-                self._invalid += 1
-            else:
-                self._samples.append((result[0], result[1]))
 
     def _run(self) -> None:
         next_tick = time.monotonic()

@@ -1,0 +1,299 @@
+"""Telemetry commands: ``smart show``, ``power attach``/``power show``, ``endurance compare``."""
+
+from __future__ import annotations
+
+import inspect
+import json
+import shutil
+import sys
+from collections.abc import Sequence
+from enum import StrEnum
+from pathlib import Path
+from typing import Annotated, Any
+
+import polars as pl
+import typer
+from rich.console import Console
+from rich.markup import escape
+from rich.table import Table
+
+from ..errors import InputError
+from . import app, err
+
+smart_app = typer.Typer(help="Read SMART captures (nvme-cli, smartctl JSON).", no_args_is_help=True)
+power_app = typer.Typer(help="Power traces aligned with the steps of a run.", no_args_is_help=True)
+endurance_app = typer.Typer(help="Endurance and write amplification.", no_args_is_help=True)
+app.add_typer(smart_app, name="smart")
+app.add_typer(power_app, name="power")
+app.add_typer(endurance_app, name="endurance")
+
+#: SmartRecord fields shown by ``smart show`` and the unit each is displayed in
+SMART_SHOWN = {
+    "model": "",
+    "serial": "",
+    "firmware": "",
+    "capacity_bytes": "bytes",
+    "unallocated_bytes": "bytes",
+    "host_bytes_written": "bytes",
+    "host_bytes_read": "bytes",
+    "nand_bytes_written": "bytes",
+    "host_pages_written": "pages",
+    "nand_pages_written": "pages",
+    "percent_used": "%",
+    "average_erase_count": "cycles",
+    "temperature_c": "°C",
+    "power_on_hours": "h",
+    "media_errors": "",
+    "unsafe_shutdowns": "",
+    "critical_warning": "",
+    "power_states_w": "W",
+    "waf": "",
+}
+
+
+class Format(StrEnum):
+    table = "table"
+    json = "json"
+
+
+def _show(value: Any, unit: str) -> str:
+    """A value in display form: bytes with their decimal GB/TB, floats to 3 decimals."""
+    if value is None or value == []:
+        return "–"
+    if isinstance(value, list):
+        return ", ".join(f"{v:g}" for v in value) + f" {unit}"
+    if unit == "bytes":
+        scale, name = (1e12, "TB") if abs(value) >= 1e12 else (1e9, "GB")
+        return f"{value:,} ({value / scale:,.2f} {name})"
+    if isinstance(value, float):
+        text = f"{value:,.3f}".rstrip("0").rstrip(".")
+    else:
+        text = f"{value:,}" if isinstance(value, int) else str(value)
+    return f"{text} {unit}".strip()
+
+
+def _print_table(headers: Sequence[str], rows: Sequence[Sequence[str]]) -> None:
+    table = Table(header_style="bold")
+    for index, header in enumerate(headers):
+        table.add_column(header, justify="left" if index == 0 else "right")
+    for row in rows:
+        table.add_row(*map(escape, row))
+    Console(width=200).print(table)
+
+
+def _print_json(doc: Any) -> None:
+    sys.stdout.write(json.dumps(doc, indent=2, default=str) + "\n")
+
+
+@smart_app.command("show")
+def smart_show(
+    snapshot: Annotated[Path, typer.Argument(help="A SMART capture file or a directory of them.")],
+    snapshot2: Annotated[
+        Path | None, typer.Argument(help="A later snapshot of the same drive: show the deltas.")
+    ] = None,
+    format: Annotated[Format, typer.Option("--format", "-f")] = Format.table,
+) -> None:
+    """Show a snapshot's canonical fields and lifetime WAF, or two snapshots and their deltas."""
+    from ..telemetry import read_snapshot, smart_delta, waf
+
+    records = [read_snapshot(path) for path in (snapshot, snapshot2) if path is not None]
+    docs = [r.model_dump(exclude={"raw", "origin", "conflicts"}) | {"waf": waf(r)} for r in records]
+    if len(records) == 1:
+        if format is Format.json:
+            return _print_json(docs[0])
+        rows = [(name, _show(docs[0][name], unit)) for name, unit in SMART_SHOWN.items()]
+        return _print_table(["Field", str(snapshot)], [r for r in rows if r[1] != "–"])
+    delta = smart_delta(*records).model_dump()
+    if format is Format.json:
+        return _print_json({"before": docs[0], "after": docs[1], "delta": delta})
+    rows = [
+        (name, _show(docs[0][name], unit), _show(docs[1][name], unit), _show(delta.get(name), unit))
+        for name, unit in SMART_SHOWN.items()
+    ]
+    _print_table(["Field", str(snapshot), str(snapshot2), "Delta"], rows)
+
+
+#: reader keyword -> the ``power attach`` option giving it
+READER_OPTIONS = {
+    "columns": "--column",
+    "units": "--unit",
+    "start_epoch_s": "--start-epoch",
+    "tz": "--tz",
+}
+
+
+def _reader_options(name: str, given: dict[str, Any]) -> dict[str, Any]:
+    """The options of ``given`` (not None) for power format ``name``, checked against its reader."""
+    from ..telemetry.power import POWER_FORMATS
+
+    params = inspect.signature(POWER_FORMATS[name]).parameters
+    options = {key: value for key, value in given.items() if value is not None}
+    unknown = [READER_OPTIONS[key] for key in options if key not in params]
+    if unknown:
+        raise InputError(f"power format {name!r} takes no {', '.join(unknown)}")
+    missing = [
+        READER_OPTIONS.get(key, key)
+        for key, p in list(params.items())[1:]
+        if p.default is inspect.Parameter.empty and key not in options
+    ]
+    if missing:
+        raise InputError(f"power format {name!r} needs {', '.join(missing)}")
+    return options
+
+
+def _mapping(pairs: list[str] | None, option: str) -> dict[str, str] | None:
+    if not pairs:
+        return None
+    if not all("=" in pair for pair in pairs):
+        raise InputError(f"{option} takes KEY=VALUE, e.g. {option} time=ts")
+    return dict(pair.split("=", 1) for pair in pairs)
+
+
+def _print_power(frame: pl.DataFrame) -> None:
+    rows = [
+        (
+            f"{r['step_index']} {r['step']}",
+            str(r["samples"]),
+            *(_show(r[c], "") for c in ("avg_w", "min_w", "max_w", "mb_s_per_w", "iops_per_w")),
+            "covered" if r["covered"] else f"not covered: {r['reason']}",
+        )
+        for r in frame.iter_rows(named=True)
+    ]
+    headers = ["Step", "Samples", "Avg W", "Min W", "Max W", "MB/s per W", "IOPS per W", "Trace"]
+    _print_table(headers, rows)
+
+
+@power_app.command("attach")
+def power_attach(
+    results_dir: Annotated[Path, typer.Argument(help="Results directory of 'ssdlab run'.")],
+    trace: Annotated[Path, typer.Argument(help="Power trace: Quarch, yokotool, ipmitool or CSV.")],
+    format: Annotated[
+        str | None, typer.Option("--format", "-f", help="Trace format (default: detected).")
+    ] = None,
+    column: Annotated[
+        list[str] | None,
+        typer.Option(help="csv format: KEY=COLUMN for time, power, voltage, current."),
+    ] = None,
+    unit: Annotated[
+        list[str] | None, typer.Option(help="csv format: KEY=UNIT, e.g. time=ms, power=mW.")
+    ] = None,
+    start_epoch: Annotated[
+        float | None,
+        typer.Option(help="Epoch seconds of time 0 for traces with relative times."),
+    ] = None,
+    tz: Annotated[
+        str | None, typer.Option(help="ipmitool: time zone of IPMI timestamps (IANA name).")
+    ] = None,
+    replace: Annotated[bool, typer.Option(help="Replace a trace the run already has.")] = False,
+) -> None:
+    """Align a power trace recorded separately (wall-clock times) with the steps of a run."""
+    from ..atomic import write_bytes_atomic
+    from ..manifest import Manifest, now
+    from ..telemetry import store
+    from ..telemetry.frames import power_frame
+    from ..telemetry.power import POWER_FORMATS, PowerTrace
+
+    manifest = Manifest.load(results_dir)
+    if manifest.source != "run":
+        raise InputError(f"{results_dir}: power attach needs a run of 'ssdlab run', not an import")
+    directory = results_dir / store.POWER_DIR
+    if (directory / store.TRACE).exists() and not replace:
+        raise InputError(f"{directory / store.TRACE}: the run has a power trace; --replace it")
+    name = format or POWER_FORMATS.detect(trace)
+    if name not in POWER_FORMATS:
+        raise InputError(f"unknown power format {name!r} (known: {', '.join(POWER_FORMATS)})")
+    given = {
+        "columns": _mapping(column, "--column"),
+        "units": _mapping(unit, "--unit"),
+        "start_epoch_s": start_epoch,
+        "tz": tz,
+    }
+    read = POWER_FORMATS[name](trace, **_reader_options(name, given))
+    if read.frame.is_empty():
+        raise InputError(f"{trace}: no power samples")
+    raw = trace.read_bytes()
+    shutil.rmtree(directory, ignore_errors=True)
+    write_bytes_atomic(directory / store.RAW_DIR / trace.name, raw)
+    store.write_trace(results_dir, PowerTrace(read.frame, read.meta | {"attached": now()}))
+    frame = power_frame(results_dir, manifest)
+    times = read.frame["time_s"]
+    span = f"trace: {read.frame.height} samples, epoch {times.min():.3f} .. {times.max():.3f} s"
+    if frame["start_s"].drop_nulls().len():
+        span += f"; steps {frame['start_s'].min():.3f} .. {frame['end_s'].max():.3f} s"
+    err.print(span, soft_wrap=True, highlight=False)
+    _print_power(frame)
+
+
+@power_app.command("show")
+def power_show(
+    results_dir: Annotated[Path, typer.Argument(help="Results directory.")],
+    format: Annotated[Format, typer.Option("--format", "-f")] = Format.table,
+) -> None:
+    """Per-step power and efficiency of a run with a power trace."""
+    from ..manifest import Manifest
+    from ..telemetry import store
+    from ..telemetry.frames import power_frame
+
+    frame = power_frame(results_dir, Manifest.load(results_dir))
+    if frame.is_empty():
+        raise InputError(
+            f"{results_dir}: no power trace (record one with 'ssdlab run --power' or "
+            "'ssdlab power attach')"
+            if store.read_trace(results_dir) is None
+            else f"{results_dir}: no step to align power with"
+        )
+    if format is Format.json:
+        return _print_json(frame.to_dicts())
+    _print_power(frame)
+
+
+def _labels(dirs: list[Path], labels: list[str]) -> list[str]:
+    """Run labels, with the directory name added where two are the same."""
+    return [
+        f"{label} ({d.name})" if labels.count(label) > 1 else label
+        for d, label in zip(dirs, labels, strict=True)
+    ]
+
+
+@endurance_app.command("compare")
+def endurance_compare(
+    results_dirs: Annotated[list[Path], typer.Argument(help="Results directories.")],
+    format: Annotated[Format, typer.Option("--format", "-f")] = Format.table,
+) -> None:
+    """Drives side by side: rated vs implied endurance, data written, WAF per workload, wear.
+
+    Each results directory may hold its drive's rating as drive.toml (or drive.yaml).
+    """
+    from ..manifest import Manifest
+    from ..telemetry.frames import ENDURANCE_ITEMS, endurance_frame, waf_frame
+
+    manifests = [Manifest.load(d) for d in results_dirs]
+    labels = _labels(results_dirs, [m.label for m in manifests])
+    endurance = [endurance_frame(d, m) for d, m in zip(results_dirs, manifests, strict=True)]
+    wafs = [waf_frame(d, m) for d, m in zip(results_dirs, manifests, strict=True)]
+    for d, e in zip(results_dirs, endurance, strict=True):
+        if e.is_empty():
+            err.print(
+                f"{escape(str(d))}: no drive spec (drive.toml) and no SMART snapshots",
+                soft_wrap=True,
+                highlight=False,
+            )
+    if format is Format.json:
+        return _print_json(
+            [
+                {"label": label, "path": str(d), "endurance": e.to_dicts(), "waf": w.to_dicts()}
+                for label, d, e, w in zip(labels, results_dirs, endurance, wafs, strict=True)
+            ]
+        )
+    values = [dict(zip(e["item"], e["value"], strict=True)) for e in endurance]
+    rows = [
+        (f"{item} ({unit})", *(_show(v.get(item), "") for v in values))
+        for item, unit in ENDURANCE_ITEMS.items()
+        if any(item in v for v in values)
+    ]
+    _print_table(["Endurance", *labels], rows)
+    steps = list(dict.fromkeys(s for w in wafs for s in w["step"]))
+    by_step = [dict(zip(w["step"], w["waf"], strict=True)) for w in wafs]
+    rows = [(step, *(_show(w.get(step), "") for w in by_step)) for step in steps]
+    if rows:
+        _print_table(["WAF per workload", *labels], rows)

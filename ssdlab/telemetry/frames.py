@@ -1,0 +1,379 @@
+"""Telemetry frames of a results directory, registered in ``ssdlab.results.FRAME_BUILDERS``.
+
+Each builder is ``(results_dir, manifest) -> pl.DataFrame`` over the steps ``ssdlab.load``
+loads (status ok or interrupted); a run without such data (a file target, no ``--power``, an
+import) gives an empty frame with the columns below. Units follow the column names.
+
+- ``smart``: one row per step and phase ("before"/"after") with a SMART snapshot.
+- ``waf``: per step with both snapshots, the host and NAND bytes written during it and their
+  ratio; ``cumulative_*`` run from the run's first snapshot to the step's "after" snapshot,
+  so what the drive writes between steps (garbage collection) counts.
+- ``power``: per step, watts over its measured window (epoch seconds ``start_s``..``end_s``:
+  fio's ``job_start``, else the start of the first log window, ``log_avg_msec`` before the
+  first epoch timestamp of its logs, plus the job's runtime; fio leaves the ramp out of both.
+  A job shorter than one log window logs nothing: its window then ends at the JSON's
+  ``timestamp_ms``, written some 20 ms after the job ends),
+  and MB/s (10^6 bytes/s) and IOPS per watt. A step the trace does not cover has ``covered``
+  false, ``reason`` saying why and null statistics (see :func:`~ssdlab.telemetry.power.step_power`).
+- ``power_trace``: the samples inside each step's window, ``t_s`` seconds since its start,
+  averaged into 1-second bins (at most one row per second per step).
+- ``endurance``: ``item``, ``value``, ``unit`` from the drive spec in the results directory
+  (``drive.toml``, ``drive.yaml`` or ``drive.yml``, see :mod:`ssdlab.telemetry.endurance`) and
+  the SMART snapshots: :data:`ENDURANCE_ITEMS` in that order, those that can be computed.
+"""
+
+from __future__ import annotations
+
+import math
+from datetime import datetime
+from pathlib import Path
+
+import polars as pl
+
+from ..io import read_fio_json, read_fio_log
+from ..io.fio_json import FioJson
+from ..logs import find_job_logs, job_runtimes, log_params
+from ..manifest import LOADABLE, Manifest, StepRecord
+from ..runner import FIO_JSON
+from . import store
+from .endurance import (
+    DriveSpec,
+    implied_endurance_tb,
+    implied_pe_cycles,
+    load_drive_spec,
+    projected_life_years,
+    wear_check,
+)
+from .power import efficiency, step_power
+from .record import SmartRecord
+from .snapshot import smart_delta, waf
+
+SMART_FIELDS = {
+    "host_bytes_written": pl.Int64,
+    "nand_bytes_written": pl.Int64,
+    "percent_used": pl.Int64,
+    "temperature_c": pl.Float64,
+    "power_on_hours": pl.Int64,
+    "media_errors": pl.Int64,
+    "model": pl.String,
+    "serial": pl.String,
+    "firmware": pl.String,
+}
+SMART_SCHEMA = {
+    "step_index": pl.Int64,
+    "step": pl.String,
+    "phase": pl.String,
+    "time": pl.Datetime("us", "UTC"),
+    **SMART_FIELDS,
+}
+WAF_SCHEMA = {
+    "step_index": pl.Int64,
+    "step": pl.String,
+    "host_bytes": pl.Int64,
+    "nand_bytes": pl.Int64,
+    "waf": pl.Float64,
+    "cumulative_host_bytes": pl.Int64,
+    "cumulative_nand_bytes": pl.Int64,
+    "cumulative_waf": pl.Float64,
+}
+WINDOW_SCHEMA = {
+    "step_index": pl.Int64,
+    "step": pl.String,
+    "start_s": pl.Float64,
+    "end_s": pl.Float64,
+    "window_reason": pl.String,
+    "iops": pl.Float64,
+    "bw_bytes_s": pl.Float64,
+}
+POWER_SCHEMA = {
+    "step_index": pl.Int64,
+    "step": pl.String,
+    "start_s": pl.Float64,
+    "end_s": pl.Float64,
+    "samples": pl.Int64,
+    "avg_w": pl.Float64,
+    "min_w": pl.Float64,
+    "max_w": pl.Float64,
+    "covered": pl.Boolean,
+    "reason": pl.String,
+    "iops": pl.Float64,
+    "bw_bytes_s": pl.Float64,
+    "mb_s_per_w": pl.Float64,
+    "iops_per_w": pl.Float64,
+}
+POWER_TRACE_SCHEMA = {
+    "step_index": pl.Int64,
+    "step": pl.String,
+    "t_s": pl.Float64,
+    "power_w": pl.Float64,
+}
+ENDURANCE_SCHEMA = {"item": pl.String, "value": pl.Float64, "unit": pl.String}
+#: endurance items and their units, in frame order
+ENDURANCE_ITEMS = {
+    "capacity": "TB",
+    "warranty": "years",
+    "rated endurance": "TBW",
+    "rated DWPD": "drive writes/day",
+    "raw NAND capacity": "TB",
+    "rated P/E cycles": "cycles",
+    "host written (run)": "bytes",
+    "NAND written (run)": "bytes",
+    "WAF (run)": "ratio",
+    "host written (lifetime)": "bytes",
+    "NAND written (lifetime)": "bytes",
+    "WAF (lifetime)": "ratio",
+    "percent used": "%",
+    "rated TBW used": "%",
+    "P/E cycles used": "cycles",
+    "rated P/E cycles used": "%",
+    "projection WAF": "ratio",
+    "implied P/E cycles": "cycles",
+    "implied endurance": "TBW",
+    "daily host writes": "TB/day",
+    "projected life": "years",
+    "projected remaining life": "years",
+}
+
+
+def _steps(results_dir: Path, manifest: Manifest) -> list[tuple[StepRecord, Path]]:
+    """The loadable steps of a native run and their directories (none for imports)."""
+    if manifest.source != "run":
+        return []
+    return [
+        (record, results_dir / "steps" / record.dir)
+        for record in manifest.steps
+        if record.status in LOADABLE
+    ]
+
+
+def _snapshots(
+    results_dir: Path, manifest: Manifest
+) -> list[tuple[StepRecord, str, datetime | None, SmartRecord]]:
+    """(step, phase, capture time, snapshot) of every SMART snapshot, in run order."""
+    found = []
+    for record, step_dir in _steps(results_dir, manifest):
+        captures = store.read_captures(step_dir)
+        for phase in store.PHASES:
+            snapshot = store.step_snapshot(step_dir, phase)
+            if snapshot is not None:
+                when = captures.get(phase, {}).get("time")
+                found.append(
+                    (record, phase, datetime.fromisoformat(when) if when else None, snapshot)
+                )
+    return found
+
+
+def smart_frame(results_dir: Path, manifest: Manifest) -> pl.DataFrame:
+    """SMART snapshots before and after each step (see the module docstring)."""
+    rows = [
+        {"step_index": record.index, "step": record.name, "phase": phase, "time": when}
+        | {name: getattr(snapshot, name) for name in SMART_FIELDS}
+        for record, phase, when, snapshot in _snapshots(results_dir, manifest)
+    ]
+    return pl.DataFrame(rows, schema=SMART_SCHEMA)
+
+
+def waf_frame(results_dir: Path, manifest: Manifest) -> pl.DataFrame:
+    """Write amplification per step and cumulative (see the module docstring)."""
+    by_step: dict[int, dict[str, SmartRecord]] = {}
+    names: dict[int, str] = {}
+    for record, phase, _, snapshot in _snapshots(results_dir, manifest):
+        by_step.setdefault(record.index, {})[phase] = snapshot
+        names[record.index] = record.name
+    first: SmartRecord | None = None
+    rows = []
+    for index, phases in by_step.items():
+        first = first or phases.get("before")
+        if "before" not in phases or "after" not in phases:
+            continue
+        step = smart_delta(phases["before"], phases["after"])
+        total = smart_delta(first, phases["after"]) if first is not None else step
+        rows.append(
+            {
+                "step_index": index,
+                "step": names[index],
+                "host_bytes": step.host_bytes_written,
+                "nand_bytes": step.nand_bytes_written,
+                "waf": step.waf,
+                "cumulative_host_bytes": total.host_bytes_written,
+                "cumulative_nand_bytes": total.nand_bytes_written,
+                "cumulative_waf": total.waf,
+            }
+        )
+    return pl.DataFrame(rows, schema=WAF_SCHEMA)
+
+
+def _measured_window(fio: FioJson, step_dir: Path) -> tuple[float, float] | str:
+    """Epoch seconds (start, end) of the step's measured I/O, or why they are unknown."""
+    first_ms: dict[int, int] = {}
+    for log in find_job_logs(fio.meta, step_dir):
+        if log.kind != "iops":
+            continue
+        frame, meta = read_fio_log(log.path, kind="iops")
+        if frame.height and not meta["epoch"]:
+            return "fio logs lack epoch timestamps (log_unix_epoch=0)"
+        if frame.height:
+            start = int(frame["time_ms"].min())
+            first_ms[log.job_index] = min(first_ms.get(log.job_index, start), start)
+    windows = []
+    for job in log_params(fio.meta, job_runtimes(fio.jobs)):
+        start_ms, runtime_s = job["start_ms"], job["runtime_s"]
+        if start_ms is None and job["job_index"] in first_ms:
+            start_ms = first_ms[job["job_index"]] - job["window_ms"]
+        elif start_ms is None and fio.meta["timestamp_ms"]:  # shorter than one log window
+            start_ms = fio.meta["timestamp_ms"] - runtime_s * 1000
+        elif start_ms is None:
+            return "no fio log or result timestamp to place the step in time"
+        if runtime_s:
+            windows.append((start_ms / 1000, start_ms / 1000 + runtime_s))
+    if not windows:
+        return "fio measured no I/O"
+    return min(w[0] for w in windows), max(w[1] for w in windows)
+
+
+def step_windows(results_dir: Path, manifest: Manifest) -> pl.DataFrame:
+    """Each loadable step's measured window (or ``window_reason``) and its IOPS and bytes/s."""
+    rows = []
+    for record, step_dir in _steps(results_dir, manifest):
+        fio = read_fio_json(step_dir / FIO_JSON)
+        window = _measured_window(fio, step_dir)
+        start, end = window if isinstance(window, tuple) else (None, None)
+        rows.append(
+            {
+                "step_index": record.index,
+                "step": record.name,
+                "start_s": start,
+                "end_s": end,
+                "window_reason": window if isinstance(window, str) else None,
+                "iops": float(fio.jobs["iops"].sum()),
+                "bw_bytes_s": float(fio.jobs["bw_bytes_s"].sum()),
+            }
+        )
+    return pl.DataFrame(rows, schema=WINDOW_SCHEMA)
+
+
+def _step_power(trace: pl.DataFrame, windows: pl.DataFrame) -> pl.DataFrame:
+    """The ``power`` frame of a trace (time_s, power_w) and :func:`step_windows`."""
+    placed = windows.filter(pl.col("window_reason").is_null())
+    keyed = placed.select(pl.col("step_index").alias("step"), "start_s", "end_s")
+    power = step_power(trace, keyed)
+    rates = placed.select(pl.col("step_index").alias("step"), "iops", "bw_bytes_s")
+    power = power.join(
+        efficiency(power, rates).select("step", "mb_s_per_w", "iops_per_w"), on="step"
+    ).rename({"step": "step_index"})
+    return (
+        windows.join(power, on="step_index", how="left", suffix="_power")
+        .with_columns(
+            samples=pl.col("samples").fill_null(0),
+            covered=pl.col("covered").fill_null(False),
+            reason=pl.coalesce("window_reason", "reason"),
+        )
+        .select(list(POWER_SCHEMA))
+        .cast(POWER_SCHEMA)  # type: ignore[arg-type]
+    )
+
+
+def power_frame(results_dir: Path, manifest: Manifest) -> pl.DataFrame:
+    """Power and efficiency per step (see the module docstring)."""
+    trace = store.read_trace(results_dir)
+    if trace is None:
+        return pl.DataFrame(schema=POWER_SCHEMA)
+    return _step_power(trace, step_windows(results_dir, manifest))
+
+
+def power_trace_frame(results_dir: Path, manifest: Manifest) -> pl.DataFrame:
+    """Each step's power samples in 1-second bins (see the module docstring)."""
+    trace = store.read_trace(results_dir)
+    if trace is None:
+        return pl.DataFrame(schema=POWER_TRACE_SCHEMA)
+    trace = trace.select("time_s", "power_w").drop_nulls().sort("time_s")
+    times = trace["time_s"]
+    windows = step_windows(results_dir, manifest).filter(pl.col("window_reason").is_null())
+    parts = [pl.DataFrame(schema=POWER_TRACE_SCHEMA)]
+    for index, step, start, end in windows.select("step_index", "step", "start_s", "end_s").rows():
+        lo = times.search_sorted(start, side="left")
+        hi = times.search_sorted(end, side="right")
+        inside = trace.slice(lo, hi - lo).with_columns(t_s=pl.col("time_s") - start)
+        parts.append(
+            inside.group_by(pl.col("t_s").floor().alias("second"), maintain_order=True)
+            .agg(pl.col("t_s").mean(), pl.col("power_w").mean())
+            .select(
+                pl.lit(index, pl.Int64).alias("step_index"),
+                pl.lit(step, pl.String).alias("step"),
+                "t_s",
+                "power_w",
+            )
+        )
+    return pl.concat(parts)
+
+
+def _endurance_items(
+    spec: DriveSpec | None, waf_rows: pl.DataFrame, latest: SmartRecord | None
+) -> pl.DataFrame:
+    """The ``endurance`` frame from a drive spec, a ``waf`` frame and the last snapshot."""
+    values: dict[str, float | None] = {}
+    if spec is not None:
+        values |= {
+            "capacity": spec.capacity_tb,
+            "warranty": spec.warranty_years,
+            "rated endurance": spec.tbw,
+            "rated DWPD": spec.drive_writes_per_day,
+            "raw NAND capacity": spec.raw_tb,
+            "rated P/E cycles": spec.pe_cycles,
+        }
+    run_waf = None
+    if not waf_rows.is_empty():
+        last = waf_rows.row(-1, named=True)
+        run_waf = last["cumulative_waf"]
+        values |= {
+            "host written (run)": last["cumulative_host_bytes"],
+            "NAND written (run)": last["cumulative_nand_bytes"],
+            "WAF (run)": run_waf,
+        }
+    measured = run_waf
+    if latest is not None:
+        measured = measured or waf(latest)
+        values |= {
+            "host written (lifetime)": latest.host_bytes_written,
+            "NAND written (lifetime)": latest.nand_bytes_written,
+            "WAF (lifetime)": waf(latest),
+            "percent used": latest.percent_used,
+        }
+        if spec is not None:
+            wear = wear_check(spec, latest)
+            values |= {
+                "rated TBW used": wear.tbw_percent_used,
+                "P/E cycles used": wear.pe_cycles_used,
+                "rated P/E cycles used": wear.pe_percent_used,
+            }
+    if spec is not None and measured:
+        used = latest.percent_used if latest is not None else None
+        values |= {
+            "projection WAF": measured,
+            "implied P/E cycles": implied_pe_cycles(spec.tbw, measured, spec.raw_tb)
+            if spec.raw_tb
+            else None,
+            "implied endurance": implied_endurance_tb(spec, measured),
+            "daily host writes": spec.daily_tb,
+            "projected life": projected_life_years(spec, measured, spec.daily_tb),
+            "projected remaining life": None
+            if used is None
+            else projected_life_years(spec, measured, spec.daily_tb, percent_used=used),
+        }
+    rows = [
+        (item, float(values[item]), unit)
+        for item, unit in ENDURANCE_ITEMS.items()
+        if values.get(item) is not None and math.isfinite(values[item])  # type: ignore[arg-type]
+    ]
+    return pl.DataFrame(rows, schema=ENDURANCE_SCHEMA, orient="row")
+
+
+def endurance_frame(results_dir: Path, manifest: Manifest) -> pl.DataFrame:
+    """Rated and measured endurance of the drive (see the module docstring)."""
+    snapshots = _snapshots(results_dir, manifest)
+    spec_path = store.find_drive_spec(results_dir)
+    return _endurance_items(
+        load_drive_spec(spec_path) if spec_path is not None else None,
+        waf_frame(results_dir, manifest),
+        snapshots[-1][3] if snapshots else None,
+    )

@@ -1,0 +1,98 @@
+"""Where telemetry lives in a results directory (beside what :mod:`ssdlab.runner` writes)::
+
+    drive.toml                          the drive's endurance rating, kept there by the user
+                                        (or drive.yaml / drive.yml; see telemetry.endurance)
+    power/samples.csv                   live samples of ``ssdlab run --power``: time_s,power_w,
+                                        appended and flushed one by one as they come
+    power/trace.parquet                 the power trace steps are aligned with (time_s epoch
+                                        seconds, power_w watts, ...), rewritten atomically
+    power/source.json                   what recorded the trace (source, command, counts)
+    power/raw/<file>                    a trace attached by ``ssdlab power attach``, as given
+    steps/NNN-<step>/smart/before/*     raw SMART tool output captured just before fio started
+    steps/NNN-<step>/smart/after/*      ... and just after fio exited
+    steps/NNN-<step>/smart/captures.json  when each phase was captured, and what failed
+
+A capture whose output is not a recognised SMART document is kept as ``.<name>.rejected``
+(hidden, so that the phase directory still reads as one snapshot).
+"""
+
+from __future__ import annotations
+
+import io
+import json
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+import polars as pl
+
+from ..atomic import write_bytes_atomic, write_text_atomic
+from ..errors import InputError
+from .power import PowerTrace
+from .record import SmartRecord
+from .snapshot import read_snapshot
+
+DRIVE_SPEC_NAMES = ("drive.toml", "drive.yaml", "drive.yml")
+POWER_DIR = "power"
+SAMPLES_CSV = "samples.csv"
+TRACE = "trace.parquet"
+SOURCE = "source.json"
+RAW_DIR = "raw"
+SMART_DIR = "smart"
+CAPTURES = "captures.json"
+PHASES = ("before", "after")
+
+
+def find_drive_spec(results_dir: Path) -> Path | None:
+    """The drive spec file of a results directory, None when there is none."""
+    found = [results_dir / name for name in DRIVE_SPEC_NAMES if (results_dir / name).is_file()]
+    if len(found) > 1:
+        raise InputError(f"{results_dir}: several drive specs ({', '.join(p.name for p in found)})")
+    return found[0] if found else None
+
+
+def write_trace(results_dir: Path, trace: PowerTrace) -> None:
+    """Save a power trace and its ``meta`` atomically under ``power/``."""
+    buffer = io.BytesIO()
+    trace.frame.write_parquet(buffer)
+    directory = results_dir / POWER_DIR
+    write_bytes_atomic(directory / TRACE, buffer.getvalue())
+    write_text_atomic(directory / SOURCE, json.dumps(trace.meta, indent=2, default=str) + "\n")
+
+
+def read_trace(results_dir: Path) -> pl.DataFrame | None:
+    """The saved power trace (time_s, power_w, ...), None when the run has none."""
+    path = results_dir / POWER_DIR / TRACE
+    if not path.exists():
+        return None
+    try:
+        return pl.read_parquet(path)
+    except (OSError, pl.exceptions.PolarsError) as exc:
+        raise InputError(f"{path}: unreadable power trace: {exc}") from None
+
+
+def write_captures(step_dir: Path, phase: str, when: datetime, errors: list[str]) -> None:
+    """Record when ``phase`` was captured and which commands failed."""
+    path = step_dir / SMART_DIR / CAPTURES
+    done = json.loads(path.read_text()) if path.exists() else {}
+    done[phase] = {"time": when.isoformat(), "errors": errors}
+    write_text_atomic(path, json.dumps(done, indent=2) + "\n")
+
+
+def read_captures(step_dir: Path) -> dict[str, Any]:
+    """``captures.json`` of a step: phase -> {time, errors}; empty without SMART captures."""
+    path = step_dir / SMART_DIR / CAPTURES
+    if not path.exists():
+        return {}
+    try:
+        return json.loads(path.read_text())
+    except (OSError, json.JSONDecodeError) as exc:
+        raise InputError(f"{path}: unreadable capture record: {exc}") from None
+
+
+def step_snapshot(step_dir: Path, phase: str) -> SmartRecord | None:
+    """The SMART snapshot taken ``phase`` ("before"/"after") the step, None if none was."""
+    directory = step_dir / SMART_DIR / phase
+    if not directory.is_dir() or not any(not p.name.startswith(".") for p in directory.iterdir()):
+        return None
+    return read_snapshot(directory)
