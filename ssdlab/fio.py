@@ -25,7 +25,7 @@ _ETA_BW = re.compile(r"\]\[((?:[rwt]=[\d.]+[KMGTP]?i?B/s,?)+)\]")
 _ETA_IOPS = re.compile(r"\]\[((?:[rwt]=[\d.]+[kMG]?,?)+) IOPS\]")
 _ETA_LEFT = re.compile(r"\[eta (?:(\d+)d:)?(?:(\d+)h:)?(?:(\d+)m:)?(\d+)s\]")
 _UNIT = {"": 1, "K": 1024, "M": 1024**2, "G": 1024**3, "T": 1024**4, "P": 1024**5}
-_COUNT = {"": 1, "k": 1e3, "M": 1e6, "G": 1e9}
+_COUNT = {"": 1, "k": 1e3, "K": 1e3, "M": 1e6, "G": 1e9}
 
 
 def fio_binary() -> str:
@@ -109,6 +109,14 @@ class FioStatus:
     eta_s: int | None = None
 
 
+def _sum_rates(text: str, units: dict[str, float]) -> float:
+    """``r=150MiB/s,w=64.2MiB/s`` or ``r=38.4k,w=16.4k`` summed over directions."""
+    return sum(
+        float(number) * units[prefix]
+        for number, prefix in re.findall(r"[rwt]=([\d.]+)([kKMGTP]?)", text)
+    )
+
+
 def parse_status_line(line: str) -> FioStatus | None:
     """Parse ``Jobs: 1 (f=1): [r(1)][60.0%][r=300MiB/s][r=76.8k IOPS][eta 00m:02s]``."""
     if not line.startswith("Jobs:"):
@@ -117,17 +125,9 @@ def parse_status_line(line: str) -> FioStatus | None:
     if m := _ETA_PCT.search(line):
         status.percent = float(m.group(1))
     if m := _ETA_BW.search(line):
-        status.bw_bytes_s = 0.0
-        for part in m.group(1).split(","):
-            num = re.match(r"[rwt]=([\d.]+)([KMGTP]?)", part)
-            if num:
-                status.bw_bytes_s += float(num.group(1)) * _UNIT[num.group(2)]
+        status.bw_bytes_s = _sum_rates(m.group(1), _UNIT)
     if m := _ETA_IOPS.search(line):
-        status.iops = 0.0
-        for part in m.group(1).split(","):
-            num = re.match(r"[rwt]=([\d.]+)([kMG]?)", part)
-            if num:
-                status.iops += float(num.group(1)) * _COUNT[num.group(2)]
+        status.iops = _sum_rates(m.group(1), _COUNT)
     if m := _ETA_LEFT.search(line):
         d, h, mi, s = (int(x) if x else 0 for x in m.groups())
         status.eta_s = ((d * 24 + h) * 60 + mi) * 60 + s

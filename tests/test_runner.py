@@ -237,3 +237,23 @@ def test_file_targets_hold_written_data(tmp_path: Path) -> None:
     with path.open("rb") as fh:
         fh.seek(17 * 2**20)
         assert fh.read(4096).count(0) < 4096 // 2
+
+
+@pytest.mark.parametrize(
+    ("line", "percent", "iops", "bw", "eta"),
+    [
+        ("Jobs: 1 (f=1): [r(1)][60.0%][r=300MiB/s][r=76.8k IOPS][eta 00m:02s]",
+         60.0, 76_800, 300 * 2**20, 2),
+        ("Jobs: 1 (f=1): [m(1)][40.0%][r=150MiB/s,w=64.2MiB/s][r=38.4k,w=16.4k IOPS]"
+         "[eta 01h:00m:03s]", 40.0, 54_800, (150 + 64.2) * 2**20, 3603),
+        ("Jobs: 4 (f=4): [W(4)][1.2%][w=2000KiB/s][w=500 IOPS][eta 1d:02h:03m:04s]",
+         1.2, 500, 2000 * 1024, ((24 + 2) * 60 + 3) * 60 + 4),
+    ],
+)  # fmt: skip
+def test_fio_status_lines(line: str, percent: float, iops: float, bw: float, eta: int) -> None:
+    from ssdlab.fio import parse_status_line
+
+    status = parse_status_line(line)
+    assert status is not None and status.percent == percent and status.eta_s == eta
+    assert status.iops == pytest.approx(iops) and status.bw_bytes_s == pytest.approx(bw)
+    assert parse_status_line("fio: some note") is None
