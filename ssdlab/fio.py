@@ -180,15 +180,15 @@ def run_fio(
         jobfile.name,
     ]
     interrupted = False
-    previous = signal.signal(signal.SIGTERM, _raise_keyboard_interrupt)
+    notes: list[str] = []
+    buf = b""
+    proc: subprocess.Popen[bytes] | None = None
     with (cwd / "fio.stderr").open("wb") as stderr:
-        proc = subprocess.Popen(
-            cmd, cwd=cwd, stdout=subprocess.PIPE, stderr=stderr, preexec_fn=_die_with_parent
-        )
-        assert proc.stdout is not None
-        notes: list[str] = []
-        buf = b""
+        previous = signal.signal(signal.SIGTERM, _raise_keyboard_interrupt)
         try:
+            proc = subprocess.Popen(
+                cmd, cwd=cwd, stdout=subprocess.PIPE, stderr=stderr, preexec_fn=_die_with_parent
+            )
             while chunk := _read(proc):
                 buf += chunk
                 *lines, buf = re.split(rb"[\r\n]", buf)
@@ -196,6 +196,8 @@ def run_fio(
                     _handle_line(raw.decode(errors="replace").strip(), on_status, notes)
         except KeyboardInterrupt:
             interrupted = True
+            if proc is None:  # stopped before fio started
+                raise
             _stop(proc)
         finally:
             signal.signal(signal.SIGTERM, previous)

@@ -21,8 +21,9 @@ import dataclasses
 import os
 import secrets
 import shutil
+from collections.abc import Callable
 from pathlib import Path
-from typing import Literal
+from typing import Literal, TypeVar
 
 import polars as pl
 from rich.console import Console
@@ -30,7 +31,7 @@ from rich.console import Console
 from . import __version__
 from .analysis.steady_state import steady_round
 from .errors import InputError, SsdlabError
-from .fio import fio_binary, fio_version, job_file, run_fio
+from .fio import FioOutcome, fio_binary, fio_version, job_file, run_fio
 from .io import read_fio_json
 from .manifest import MANIFEST, Manifest, StepRecord, now
 from .progress import RunDisplay
@@ -43,6 +44,7 @@ FIO_JSON = "fio.json"
 JOB_FILE = "job.fio"
 DEFAULT_FILE_BYTES = 2**30
 OnError = Literal["stop", "continue"]
+T = TypeVar("T")
 
 
 class RunHook:
@@ -85,7 +87,7 @@ def default_file_size(suite: Suite) -> int:
     return max(needs, default=DEFAULT_FILE_BYTES)
 
 
-def _inspect(step_dir: Path) -> tuple[pl.DataFrame, str]:
+def inspect_step(step_dir: Path) -> tuple[pl.DataFrame, str]:
     """fio's per-direction rows and a one-line headline; InputError when unusable."""
     jobs = read_fio_json(step_dir / FIO_JSON).jobs
     errors = [e for e in jobs["error"].unique().to_list() if e]
@@ -150,32 +152,35 @@ class _Run:
         self._execute(record, step)
         return record
 
-    def _execute(self, record: StepRecord, step: Step) -> None:
-        target = self.manifest.target
-        assert target is not None
+    def execute(
+        self,
+        record: StepRecord,
+        job: str,
+        label: str,
+        planned_s: float,
+        inspect: Callable[[Path], T],
+    ) -> tuple[FioOutcome, str | None, T | None]:
+        """Run the fio ``job`` text as the step of ``record``: in its ``.partial`` directory,
+        hooks around fio, then ``inspect(step_dir)`` (an InputError becomes the step's error),
+        the rename and the manifest update. Returns fio's outcome, the error, what ``inspect``
+        returned."""
         final = self.out / "steps" / record.dir
         partial = final.with_name(final.name + ".partial")
         for old in (final, partial):
             shutil.rmtree(old, ignore_errors=True)
         partial.mkdir(parents=True)
-        direct = step.direct and target.direct_supported
-        header = f"ssdlab {__version__}: suite {self.manifest.suite}, step {step.name}"
-        job = job_file(step, target.path, direct=direct, header=header)
         (partial / JOB_FILE).write_text(job)
         record.status, record.started, record.ended, record.error = "running", now(), None, None
-        record.direct = direct
-        self.save()
-
         record.notes = []
+        self.save()
         self.call(record.notes, "before_step", partial, record)
-        self.display.start_step(f"[{record.index}] {step.name}", step.planned_s)
+        self.display.start_step(label, planned_s)
         outcome = run_fio(partial / JOB_FILE, partial / FIO_JSON, on_status=self.display.fio_status)
         self.call(record.notes, "after_step", partial, record)
-        error = outcome.error
-        headline = ""
+        error, inspected = outcome.error, None
         if error is None or outcome.interrupted:
             try:
-                headline = _inspect(partial)[1]
+                inspected = inspect(partial)
             except InputError as exc:
                 error = error or str(exc)
         os.replace(partial, final)
@@ -183,6 +188,18 @@ class _Run:
         record.status = "interrupted" if outcome.interrupted else ("failed" if error else "ok")
         record.error = error
         self.save()
+        return outcome, error, inspected
+
+    def _execute(self, record: StepRecord, step: Step) -> None:
+        target = self.manifest.target
+        assert target is not None
+        record.direct = step.direct and target.direct_supported
+        header = f"ssdlab {__version__}: suite {self.manifest.suite}, step {step.name}"
+        job = job_file(step, target.path, direct=record.direct, header=header)
+        label = f"[{record.index}] {step.name}"
+        outcome, error, headline = self.execute(
+            record, job, label, step.planned_s, lambda d: inspect_step(d)[1]
+        )
         self.display.end_step(
             f"{step.name}: {headline if record.status == 'ok' else f'{record.status}: {error}'}"
         )
@@ -211,7 +228,7 @@ class _Run:
             try:
                 if tracked.status != "ok":
                     raise InputError(f"tracked step {tracked.name} {tracked.status}")
-                jobs = _inspect(self.out / "steps" / tracked.dir)[0]
+                jobs = inspect_step(self.out / "steps" / tracked.dir)[0]
                 values.append(tracked_value(jobs, block.metric, block.direction))
             except InputError as exc:
                 self._determine(block, values, {"steady": False, "reason": str(exc)})
@@ -317,3 +334,6 @@ def run_suite(
         manifest.save(out)
         release_target(manifest.target)
     return manifest
+
+
+_inspect = inspect_step  # TODO(lead): remove once ssdlab/fleet uses inspect_step/execute

@@ -8,8 +8,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from ssdlab.act import bin_edges_ns, edge_bin_ns, format_table, hist_log_table, passes
+from ssdlab.act import edge_bin_ns, format_table, hist_log_table, passes
 from ssdlab.errors import InputError
+from ssdlab.io.fio_hist import bin_edges
 
 
 def fio_bin(ns: int) -> int:
@@ -39,10 +40,12 @@ MIX = {500_000: 900, 999_500: 50, 1_003_000: 10, 2_000_000: 30, 10_000_000: 8, 1
 
 
 def test_bin_edges_hold_fios_bins() -> None:
-    lower, upper = bin_edges_ns()
+    # the edges the thresholds are judged by (ssdlab.io.fio_hist) against fio's own binning;
+    # fio also puts everything from 2^34 ns (17 s) up into the last bin
+    lower, upper = bin_edges(1856)
     assert lower.size == upper.size == 1856
-    assert np.array_equal(lower[1:], upper[:-1]) and upper[-1] == np.inf
-    values = [0, 1, 127, 128, 129, 255, 256, 999_999, 1_000_000, 2**33, 2**34 + 5]
+    assert np.array_equal(lower[1:], upper[:-1]) and upper[-1] == 2**34
+    values = [0, 1, 127, 128, 129, 255, 256, 999_999, 1_000_000, 2**33, 2**34 - 1]
     values += random.Random(1).sample(range(2**34), 2000)
     for v in values:
         idx = fio_bin(v)
@@ -50,7 +53,7 @@ def test_bin_edges_hold_fios_bins() -> None:
 
 
 def test_bin_midpoints_are_fios_values() -> None:
-    lower, upper = bin_edges_ns()
+    lower, upper = bin_edges(1856)
     for idx in range(1856 - 1):
         if idx < 128:
             assert (lower[idx], upper[idx]) == (idx, idx + 1)
@@ -60,7 +63,7 @@ def test_bin_midpoints_are_fios_values() -> None:
 
 
 def test_coarse_bins_sum_adjacent_bins() -> None:
-    lower, upper = bin_edges_ns(3)
+    lower, upper = bin_edges(232)  # log_hist_coarseness=3
     assert lower.size == 232
     assert (lower[119], upper[119]) == (983_040, 1_048_576)  # fine bins 952 ... 959
 
@@ -69,7 +72,7 @@ def test_threshold_edge_bins() -> None:
     assert edge_bin_ns(1) == (999_424, 1_007_616)  # bin 954: 8192 ns wide
     assert edge_bin_ns(8) == (7_995_392, 8_060_928)
     assert edge_bin_ns(64) == (63_963_136, 64_487_424)
-    assert edge_bin_ns(1, coarseness=3) == (983_040, 1_048_576)
+    assert edge_bin_ns(1, n_bins=232) == (983_040, 1_048_576)
     assert edge_bin_ns(1.048576) is None  # on a bin edge: nothing straddles
 
 
@@ -99,6 +102,16 @@ def test_coarseness_widens_the_edge_bin(tmp_path: Path) -> None:
     )
     assert fine["pct_over_1ms"][0] == 0.0
     assert (coarse["pct_over_1ms"][0], coarse["pct_edge_1ms"][0]) == (4.0, 4.0)
+
+
+def test_fio2_logs_count_in_microseconds(tmp_path: Path) -> None:
+    bins = np.zeros(1216, dtype=np.int64)  # fio 2.x: 19 groups of 64 bins, in µs
+    bins[fio_bin(500)] += 90
+    bins[fio_bin(2_000)] += 9  # 2 ms
+    bins[fio_bin(9_000)] += 1  # 9 ms
+    log = write_log(tmp_path / "h.log", [", ".join(map(str, [1000, 0, 1536, *bins]))])
+    table = hist_log_table([log], hist_msec=1000, slice_s=1)
+    assert table.row(0)[:5] == ("reads", "1", 10.0, 1.0, 0.0)
 
 
 def test_rows_go_to_the_slice_holding_their_window(tmp_path: Path) -> None:
@@ -144,7 +157,7 @@ def test_cut_last_line_is_ignored(tmp_path: Path) -> None:
 @pytest.mark.parametrize(
     ("lines", "message"),
     [
-        (["1000, 0, 4096, 1, 2, 3"], "6 columns is not a fio 3.x histogram log"),
+        (["1000, 0, 4096, 1, 2, 3"], "6 columns is not a fio histogram log"),
         ([row(1000, MIX), "garbage", row(3000, MIX)], "line 2: not a histogram row like line 1"),
         ([row(1_700_000_000_000, MIX)], "epoch timestamps"),
         ([], "could not find 1 seconds of reads"),

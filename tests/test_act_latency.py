@@ -77,33 +77,10 @@ def test_every_histogram(histogram: str, expected: list[tuple]) -> None:
     assert [r[1:] for r in rows(table)] == expected
 
 
-SAMPLE_TEXT = """\
-        reads                  large-block-writes     /dev/loop0-reads    
-        %>(ms)                 %>(ms)                 %>(ms)              
-slice        1      8     64        1      8     64        1      8     64
------   ------ ------ ------   ------ ------ ------   ------ ------ ------
-    1     1.05   0.26   0.00     4.24   0.85   0.00     1.05   0.26   0.00
-    2     1.35   0.27   0.00     5.11   2.13   0.00     1.35   0.27   0.00
-    3     0.81   0.05   0.00     5.53   0.85   0.00     0.81   0.05   0.00
------   ------ ------ ------   ------ ------ ------   ------ ------ ------
-  avg     1.07   0.19   0.00     4.96   1.28   0.00     1.07   0.19   0.00
-  max     1.35   0.27   0.00     5.53   2.13   0.00     1.35   0.27   0.00
-"""  # noqa: W291 - act_latency.py pads the name and unit lines
-
-US_TEXT = """\
-        reads                             large-block-reads              
-        %>(us)                            %>(us)                         
-slice     1024   8192  65536       rate     1024   8192  65536       rate
------   ------ ------ ------ ----------   ------ ------ ------ ----------
-    1     0.39   0.03   0.00     4000.0     8.51   0.53   0.00       47.0
-    2     2.79   0.99   0.13     4000.0     7.98   0.53   0.00       47.0
-    3     2.79   1.04   0.15     4000.0    11.64   0.53   0.00       47.2
-    4     0.33   0.02   0.00     4000.0     5.85   0.53   0.00       47.0
-    5     0.39   0.03   0.00     4000.0     4.79   0.00   0.00       47.0
------   ------ ------ ------ ----------   ------ ------ ------ ----------
-  avg     1.34   0.42   0.06     4000.0     7.75   0.42   0.00       47.0
-  max     2.79   1.04   0.15     4000.0    11.64   0.53   0.00       47.2
-"""  # noqa: W291
+# act_latency.py's own output for these logs (-s 10 -h reads large-block-writes
+# /dev/loop0-reads; and -s 4 -x -h reads large-block-reads on the microsecond log)
+SAMPLE_TEXT = (FIXTURES / "act_latency_1x_30s_s10.txt").read_text()
+US_TEXT = (FIXTURES / "act_latency_us_2x_20s_s4_x.txt").read_text()
 
 
 def test_format_table_side_by_side() -> None:

@@ -42,7 +42,7 @@ def threshold_bucket(threshold_ms: float, microseconds: bool) -> int:
     bucket = int(exponent) + (US_SHIFT if microseconds else 0)
     if exponent != int(exponent) or bucket < 0:
         unit = "2^k ms with k >= -10" if microseconds else "1, 2, 4, 8, ... ms"
-        raise ValueError(f"threshold {threshold_ms} ms is not an ACT bucket edge ({unit})")
+        raise ValueError(f"threshold {threshold_ms:g} ms is not an ACT bucket edge ({unit})")
     return bucket
 
 

@@ -117,7 +117,8 @@ class ActLog:
         return "complete" if duration is not None and last >= duration else "incomplete"
 
 
-def _typed(key: str, raw: str) -> Any:
+def typed_value(key: str, raw: str) -> Any:
+    """An ACT configuration value as ACT prints it, typed (see :class:`ActLog`)."""
     value = raw.strip()
     if key == "device-names":
         return value.split()
@@ -153,7 +154,7 @@ class _Parser:
             if line.startswith("ERROR"):
                 self.errors.append(line)
             elif m := _KEY_RE.match(line):
-                values[m.group(1)] = _typed(m.group(1), m.group(2))
+                values[m.group(1)] = typed_value(m.group(1), m.group(2))
             else:
                 raise self.fail(self.pos, f"expected 'name: value', got {line!r}")
         return values

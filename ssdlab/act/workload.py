@@ -15,7 +15,7 @@ The derivation follows ACT 6.5/6.6 ``cfg_storage.c`` (``derive_configuration``):
 from __future__ import annotations
 
 import os
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -122,6 +122,11 @@ class DerivedConfig:
     read_bytes: int
 
 
+def service_threads(config: ActConfig, cpus: int | None = None) -> int:
+    """service-threads, or ACT's default of 5 per CPU (``cpus``, default: this machine's)."""
+    return config.service_threads or 5 * (cpus or os.cpu_count() or 1)
+
+
 def derive(
     config: ActConfig, load_multiplier: float = 1.0, *, cpus: int | None = None
 ) -> DerivedConfig:
@@ -134,7 +139,7 @@ def derive(
     writes = round(config.write_reqs_per_sec * load_multiplier * config.num_devices)
     if reads + writes == 0:
         raise ValueError("read-reqs-per-sec and write-reqs-per-sec can't both be zero")
-    threads = config.service_threads or 5 * (cpus or os.cpu_count() or 1)
+    threads = service_threads(config, cpus)
     internal_reads = reads + writes * config.update_pct // 100
     replica_writes = config.replication_factor * writes
     stored = _round_up(config.record_bytes, RBLOCK_BYTES)
@@ -215,6 +220,8 @@ def fio_jobs(
     small_read_jobs: int | None = None,
     size: int | str | None = None,
     ioengine: str = "psync",
+    direct: bool = True,
+    options: Mapping[str, str] | None = None,
     cpus: int | None = None,
 ) -> str:
     """A fio job file emulating ACT at ``load`` x the 1x load on ``target`` device(s).
@@ -237,7 +244,9 @@ def fio_jobs(
 
     Several targets are used as one fio file set with ``file_service_type=random`` (ACT picks a
     random device per request). ``duration_s`` and ``hist_msec`` default to test-duration-sec
-    and report-interval-sec. Raises ValueError for ACT options fio does not emulate here.
+    and report-interval-sec; ``direct=False`` is for file systems without O_DIRECT (tmpfs);
+    ``options`` are further fio options for every job (e.g. ``cpus_allowed``). Raises
+    ValueError for ACT options fio does not emulate here.
     """
     if config.record_bytes_range_max:
         raise ValueError("record-bytes-range-max (variable record sizes) is not emulated")
@@ -256,7 +265,7 @@ def fio_jobs(
     glob = [
         f"filename={':'.join(targets)}",
         f"ioengine={ioengine}",
-        "direct=1",
+        f"direct={int(direct)}",
         "thread=1",
         "norandommap=1",
         "randrepeat=0",
@@ -265,6 +274,7 @@ def fio_jobs(
     ]
     glob += ["file_service_type=random"] if len(targets) > 1 else []
     glob += [f"size={size}"] if size is not None else []
+    glob += [f"{key}={value}" for key, value in (options or {}).items()]
     sections = {"global": glob}
     small = [f"bs={derived.read_bytes}", f"blockalign={config.min_io_bytes}"]
     jobs = small_read_jobs or derived.service_threads

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import sys
 
-import click
 import typer
 from rich.console import Console
 from rich.markup import escape
@@ -23,28 +22,25 @@ app.add_typer(suites_app, name="suites")
 err = Console(stderr=True)
 
 # Command modules register themselves on ``app`` when imported (one line per module).
-from . import core, reports, telemetry
+from . import act, core, reports, telemetry
 
 
 def main(argv: list[str] | None = None) -> int:
     """Entry point: user errors become one line on stderr and a non-zero exit."""
     command = typer.main.get_command(app)
     try:
-        command.main(args=argv, prog_name="ssdlab", standalone_mode=False)
-    except click.ClickException as exc:
-        exc.show()
-        return exc.exit_code
-    except click.exceptions.Exit as exc:
-        return exc.exit_code
-    except (click.Abort, KeyboardInterrupt):
-        err.print("interrupted")
-        return 130
+        command.main(args=argv, prog_name="ssdlab", standalone_mode=True)
+    except SystemExit as exc:  # click's own handling of usage errors, Exit and Abort
+        return exc.code if isinstance(exc.code, int) else int(exc.code is not None)
     except RunInterrupted as exc:
         err.print(f"[yellow]{escape(str(exc))}[/]", soft_wrap=True, highlight=False)
         return 130
     except SsdlabError as exc:
         err.print(f"[red]error:[/] {escape(str(exc))}", soft_wrap=True, highlight=False)
         return 1
+    except KeyboardInterrupt:
+        err.print("interrupted")
+        return 130
     return 0
 
 

@@ -1,0 +1,410 @@
+"""ACT commands: emulate Aerospike's ACT storage workload with fio, score a drive by ACT's
+rule, and read native ACT logs."""
+
+from __future__ import annotations
+
+import secrets
+import sys
+from enum import StrEnum
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated
+
+import typer
+from pydantic import ValidationError
+from rich.markup import escape
+
+from ..errors import SsdlabError
+from . import app, err
+
+if TYPE_CHECKING:
+    from ..act import ActConfig, FioSettings
+    from ..act.run import ActRunner
+
+#: exit status of a command whose trial, search or log did not pass (a verdict, not an error:
+#: what was measured is printed and kept)
+VERDICT_FAILED = 1
+
+act_app = typer.Typer(
+    help="Aerospike ACT: emulate the storage workload with fio, score a drive, read ACT logs.",
+    no_args_is_help=True,
+)
+app.add_typer(act_app, name="act")
+
+
+class TableFormat(StrEnum):
+    table = "table"
+    csv = "csv"
+    json = "json"
+
+
+Load = Annotated[float, typer.Option(help="Multiple of the 1x load (2000 reads/s, 1000 writes/s).")]
+Out = Annotated[Path, typer.Option("--out", "-o", help="Results directory (re-run to resume).")]
+Target = Annotated[
+    Path | None,
+    typer.Option(help="File (created if missing) or block device. Default: a temporary file."),
+]
+TargetSize = Annotated[
+    str | None, typer.Option(help="Size of a file target, e.g. 8g (default 1g).")
+]
+Label = Annotated[str | None, typer.Option(help="Name of the drive/target in reports.")]
+DestroyData = Annotated[
+    str | None,
+    typer.Option(
+        "--destroy-data",
+        help="Confirm writing to a block device: its kernel name (nvme0n1) or serial.",
+    ),
+]
+Slice = Annotated[
+    int | None,
+    typer.Option(
+        "--slice", min=1, help="Slice length in seconds (default: 3600, or the duration)."
+    ),
+]
+Settings = Annotated[
+    list[str] | None,
+    typer.Option(
+        "--set", help="ACT setting by ACT's name: record-bytes=1500 (repeatable); rates are 1x."
+    ),
+]
+#: fio histogram log window of the emulation: fine enough to see ACT's 10 s max lag, coarse
+#: enough for ~20 MB of logs per hour (10 small-read jobs, 1856 bins a row)
+HIST_MSEC = 10_000
+HistMsec = Annotated[
+    int | None,
+    typer.Option(help="Histogram log window in ms (default: 10000, or a quarter of the slice)."),
+]
+SmallReadJobs = Annotated[
+    int | None, typer.Option(help="fio jobs sharing the small reads (default: service-threads).")
+]
+IoEngine = Annotated[str, typer.Option(help="fio ioengine (ACT reads synchronously: psync).")]
+FioOptions = Annotated[
+    list[str] | None,
+    typer.Option("--fio-option", help="Further fio option for every job: name=value (repeatable)."),
+]
+MaxLag = Annotated[
+    float | None,
+    typer.Option(help="Seconds a job may fall behind its rate (default: max-lag-sec, 10)."),
+]
+
+
+def _pairs(items: list[str] | None, what: str) -> dict[str, str]:
+    pairs = {}
+    for item in items or []:
+        name, sep, value = item.partition("=")
+        if not sep or not name.strip():
+            raise SsdlabError(f"{what} takes name=value, not {item!r}")
+        pairs[name.strip()] = value.strip()
+    return pairs
+
+
+def _config(settings: list[str] | None) -> ActConfig:
+    """ACT's configuration from ``--set`` values, service-threads fixed to this machine's."""
+    from ..act.log import typed_value
+    from ..act.workload import ActConfig, service_threads
+
+    values = {k: typed_value(k, v) for k, v in _pairs(settings, "--set").items()}
+    try:
+        config = ActConfig.model_validate(values)
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        where = " ".join(["--set", *map(str, first["loc"])])
+        raise SsdlabError(f"{where}: {first['msg']}") from None
+    # resolved now, so a resumed run on another machine asks for the same jobs
+    return config.model_copy(update={"service_threads": service_threads(config)})
+
+
+def _runner(
+    out: Path,
+    *,
+    target: Path | None,
+    target_size: str | None,
+    label: str | None,
+    destroy_data: str | None,
+    duration: int | None,
+    slice_: int | None,
+    settings: list[str] | None,
+    hist_msec: int | None,
+    small_read_jobs: int | None,
+    ioengine: str,
+    fio_option: list[str] | None,
+    max_lag: float | None,
+) -> tuple[ActRunner, FioSettings, int, int]:
+    """The runner for OUT, the trials' settings, duration and slice (seconds)."""
+    from ..act.run import ActRunner
+    from ..act.trials import FioSettings
+    from ..units import parse_size
+
+    config = _config(settings)
+    duration = duration or config.test_duration_sec
+    slice_s = slice_ or min(3600, duration)
+    fio = FioSettings(
+        config=config.model_dump(by_alias=True),
+        hist_msec=hist_msec or min(HIST_MSEC, slice_s * 250),
+        small_read_jobs=small_read_jobs,
+        ioengine=ioengine,
+        fio_options=_pairs(fio_option, "--fio-option"),
+        max_lag_s=config.max_lag_sec if max_lag is None else max_lag,
+    )
+    runner = ActRunner(
+        out,
+        target=target,
+        target_size=parse_size(target_size) if target_size else None,
+        label=label,
+        destroy_data=destroy_data,
+        console=err,
+    )
+    return runner, fio, duration, slice_s
+
+
+@act_app.command("run")
+def run(
+    load: Load,
+    out: Out,
+    target: Target = None,
+    target_size: TargetSize = None,
+    label: Label = None,
+    destroy_data: DestroyData = None,
+    duration: Annotated[
+        int | None, typer.Option(min=1, help="Seconds (default: test-duration-sec, 24 h).")
+    ] = None,
+    slice_: Slice = None,
+    set_: Settings = None,
+    hist_msec: HistMsec = None,
+    small_read_jobs: SmallReadJobs = None,
+    ioengine: IoEngine = "psync",
+    fio_option: FioOptions = None,
+    max_lag: MaxLag = None,
+) -> None:
+    """Run one ACT trial at LOAD x and judge it slice by slice (exit 1 unless it passes).
+
+    Each slice is one fio run of ACT's jobs; small-read latencies come from fio's histogram
+    logs, where the bin straddling 1/8/64 ms counts as over (conservative: act.json keeps
+    that bin's share as pct_edge_<T>ms). A job falling more than --max-lag seconds behind its
+    requested rate fails the trial as "can't keep up", as native ACT stops.
+    """
+    runner, settings, duration_s, slice_s = _runner(
+        out,
+        target=target,
+        target_size=target_size,
+        label=label,
+        destroy_data=destroy_data,
+        duration=duration,
+        slice_=slice_,
+        settings=set_,
+        hist_msec=hist_msec,
+        small_read_jobs=small_read_jobs,
+        ioengine=ioengine,
+        fio_option=fio_option,
+        max_lag=max_lag,
+    )
+    with runner:
+        trial = runner.trial(load, settings, duration_s=duration_s, slice_s=slice_s)
+    if trial.status != "passed":
+        raise SystemExit(VERDICT_FAILED)
+
+
+@act_app.command()
+def score(
+    out: Out,
+    target: Target = None,
+    target_size: TargetSize = None,
+    label: Label = None,
+    destroy_data: DestroyData = None,
+    start: Annotated[
+        float | None,
+        typer.Option(help="First load to try (default: 1x, doubling to an upper bound)."),
+    ] = None,
+    resolution: Annotated[
+        float, typer.Option(help="Stop bisecting when passing and failing loads are this close.")
+    ] = 1.0,
+    max_load: Annotated[float, typer.Option(help="Highest load to try.")] = 1024.0,
+    duration: Annotated[
+        int, typer.Option(min=1, help="Seconds per trial (reviews use 1 h; certification 24 h).")
+    ] = 3600,
+    slice_: Slice = None,
+    set_: Settings = None,
+    hist_msec: HistMsec = None,
+    small_read_jobs: SmallReadJobs = None,
+    ioengine: IoEngine = "psync",
+    fio_option: FioOptions = None,
+    max_lag: MaxLag = None,
+) -> None:
+    """Find the drive's ACT score, the highest load that passes, with few trials."""
+    from ..act.search import find_score
+
+    runner, settings, duration_s, slice_s = _runner(
+        out,
+        target=target,
+        target_size=target_size,
+        label=label,
+        destroy_data=destroy_data,
+        duration=duration,
+        slice_=slice_,
+        settings=set_,
+        hist_msec=hist_msec,
+        small_read_jobs=small_read_jobs,
+        ioengine=ioengine,
+        fio_option=fio_option,
+        max_lag=max_lag,
+    )
+    with runner:
+        try:
+            search = find_score(
+                lambda load: (
+                    runner.trial(load, settings, duration_s=duration_s, slice_s=slice_s).status
+                    == "passed"
+                ),
+                start=start,
+                resolution=resolution,
+                max_load=max_load,
+            )
+        except ValueError as exc:
+            raise SsdlabError(str(exc)) from None
+    tried = ", ".join(f"{load:g}x" for load in search.tried)
+    if search.score is None:
+        print(f"no load passed (tried {tried})")
+        raise SystemExit(VERDICT_FAILED)
+    capped = f"; --max-load {max_load:g} passed" if search.capped else ""
+    print(f"ACT score: {search.score:g}x (tried {tried}; resolution {resolution:g}{capped})")
+
+
+@act_app.command()
+def config(
+    load: Load = 1.0,
+    set_: Settings = None,
+    fio_target: Annotated[
+        str | None, typer.Option("--fio", help="Also print the fio job file for this target.")
+    ] = None,
+) -> None:
+    """Print ACT's DERIVED CONFIGURATION for LOAD x (and the fio job file emulating it)."""
+    from ..act.workload import derive, fio_jobs, format_derived
+
+    chosen = _config(set_)
+    try:
+        print(format_derived(derive(chosen, load)), end="")
+        if fio_target:
+            print("\n" + fio_jobs(chosen, load, fio_target), end="")
+    except ValueError as exc:
+        raise SsdlabError(f"{load:g}x load: {exc}") from None
+
+
+def _verdict_line(path: Path, status: str, reason: str) -> None:
+    """``LOG: passed|failed|abandoned: why`` on stderr (can't keep up is a failure too)."""
+    shown = {"cant_keep_up": "failed (can't keep up)"}.get(status, status)
+    style = {"passed": "green", "abandoned": "yellow"}.get(status, "red")
+    err.print(
+        f"{escape(str(path))}: [{style}]{shown}[/]: {escape(reason)}",
+        soft_wrap=True,
+        highlight=False,
+    )
+
+
+@act_app.command()
+def latency(
+    log: Annotated[Path, typer.Argument(help="ACT 6.x act_storage log (its stdout).")],
+    slice_: Annotated[int, typer.Option("--slice", min=1, help="Slice length in seconds.")] = 3600,
+    thresholds: Annotated[
+        str, typer.Option(help="Comma-separated thresholds in ms (powers of two).")
+    ] = "1,8,64",
+    format: Annotated[TableFormat, typer.Option("--format", "-f")] = TableFormat.table,
+    histogram: Annotated[
+        list[str] | None,
+        typer.Option(help="Histogram to show (repeatable; default: every one in the log)."),
+    ] = None,
+    rate: Annotated[bool, typer.Option(help="Add the rate column to the table (-x).")] = False,
+) -> None:
+    """Print act_latency.py's per-slice table of an ACT log and ACT's verdict on it.
+
+    The verdict (on stderr) judges the 'reads' histogram by ACT's rule; a log that stopped
+    with an ERROR fails whatever its table says. Exit 1 when the log fails.
+    """
+    import polars as pl
+
+    from ..act import format_table, latency_table, native_trial, read_act_log
+    from ..errors import InputError
+
+    try:
+        limits = [float(t) for t in thresholds.split(",")]
+    except ValueError:
+        raise SsdlabError(f"--thresholds takes numbers like 1,8,64, not {thresholds!r}") from None
+    act = read_act_log(log)
+    try:
+        trial = native_trial(act, slice_s=slice_) if "reads" in act.histogram_names else None
+        table = pl.concat(
+            [latency_table(act, h, slice_, limits) for h in histogram or act.histogram_names]
+        )
+    except ValueError as exc:
+        raise SsdlabError(f"{log}: {exc}") from None
+    except InputError:
+        if not act.errors:
+            raise
+        table = None  # ACT stopped before the first slice ended
+    if table is not None and format is TableFormat.table:
+        sys.stdout.write(format_table(table, microseconds=act.microsecond_histograms, rate=rate))
+    elif table is not None:
+        sys.stdout.write(table.write_csv() if format is TableFormat.csv else table.write_json())
+    if trial is not None:
+        _verdict_line(log, trial.status, trial.reason)
+    elif act.errors:
+        _verdict_line(log, "failed", act.errors[0])
+    if act.errors or (trial is not None and trial.status in ("failed", "cant_keep_up")):
+        raise SystemExit(VERDICT_FAILED)
+
+
+@act_app.command("import")
+def import_(
+    log: Annotated[Path, typer.Argument(help="ACT 6.x act_storage log (its stdout).")],
+    out: Annotated[
+        Path, typer.Option("--out", "-o", help="Results directory: new, or one to add to.")
+    ],
+    slice_: Annotated[int, typer.Option("--slice", min=1, help="Slice length in seconds.")] = 3600,
+    load: Annotated[
+        float | None,
+        typer.Option(help="The log's load multiple (default: its read rate / 2000 per device)."),
+    ] = None,
+    label: Label = None,
+) -> None:
+    """Add a native ACT log to a results directory as an ACT trial (beside fio trials)."""
+    import polars as pl
+
+    from .. import __version__
+    from ..act import ActRecord, native_trial, read_act_log
+    from ..atomic import write_bytes_atomic
+    from ..importer import write_import
+    from ..manifest import MANIFEST, Manifest, now
+    from ..results import RAW_FRAMES
+
+    act = read_act_log(log)
+    if "reads" not in act.histogram_names:
+        raise SsdlabError(f"{log}: no 'reads' histogram (not an act_storage log?)")
+    try:
+        trial = native_trial(act, slice_s=slice_, load=load)
+    except ValueError as exc:
+        raise SsdlabError(f"{log}: {exc}") from None
+    existing = (out / MANIFEST).exists()
+    manifest = (
+        Manifest.load(out)
+        if existing
+        else Manifest(
+            run_id=f"{now():%Y%m%dT%H%M%SZ}-{secrets.token_hex(3)}",
+            label=label or " ".join(act.config.get("device-names", [])) or log.name,
+            source="import",
+            suite="act",
+            suite_description=f"native ACT {act.version} log",
+            ssdlab_version=__version__,
+            status="complete",
+            started=now(),
+            ended=now(),
+        )
+    )
+    record = ActRecord.load(out)
+    trial = record.add(trial)
+    trial.log = f"act/native-{trial.trial:02d}-{log.name}"
+    write_bytes_atomic(out / trial.log, log.read_bytes())
+    record.save(out)
+    manifest.notes.append(f"ACT trial {trial.trial}: native log {log.absolute()}")
+    if existing:
+        manifest.save(out)
+    else:
+        write_import(out, manifest, {name: pl.DataFrame() for name in RAW_FRAMES})
+    print(trial.summary)

@@ -1,0 +1,195 @@
+"""ACT trials as a library: fio slices judged from real runs, native logs judged by ACT's
+rule, the act.json record and the act_trials / act_slices frames.
+
+The fio trials use the ``null`` ioengine (no device time) with ``thinktime=2000``: each
+small-read job sleeps 2 ms after every read, so one job completes at most 500 reads/s. With
+a 1x load of 200 reads/s, 1x (200/s) keeps up and 4x (800/s) cannot, whatever the machine.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+from rich.console import Console
+from test_act_histogram import row, write_log
+
+import ssdlab
+from ssdlab.act import ActRecord, FioSettings, native_trial, read_act_log
+from ssdlab.act.frames import SLICES_SCHEMA, TRIALS_SCHEMA, slices_frame, trials_frame
+from ssdlab.act.run import ActRunner
+from ssdlab.act.trials import judge_fio_slice
+from ssdlab.errors import InputError, SsdlabError
+from ssdlab.manifest import Manifest
+
+FIXTURES = Path(__file__).parent / "fixtures" / "act"
+SAMPLE = FIXTURES / "act_storage_1x_30s.log"
+ERROR_LOG = FIXTURES / "act_storage_3x_2d_error.log"
+
+CAPPED = FioSettings(
+    config={"read-reqs-per-sec": 200, "write-reqs-per-sec": 100, "service-threads": 2},
+    hist_msec=250,
+    small_read_jobs=1,
+    ioengine="null",
+    fio_options={"thinktime": "2000"},
+    max_lag_s=0.05,
+)
+
+
+def runner(out: Path, target: Path) -> ActRunner:
+    return ActRunner(out, target=target, target_size=16 << 20, console=Console(quiet=True))
+
+
+@pytest.fixture(scope="module")
+def capped_run(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """Trial 1 at 1x (passes, 2 slices of 1 s), trial 2 at 4x (can't keep up in slice 1)."""
+    base = tmp_path_factory.mktemp("act")
+    with runner(base / "out", base / "target.dat") as act:
+        act.trial(1, CAPPED, duration_s=2, slice_s=1)
+        act.trial(4, CAPPED, duration_s=2, slice_s=1)
+    return base / "out"
+
+
+def test_trials_are_judged_and_kept_as_results_steps(capped_run: Path) -> None:
+    record = ActRecord.load(capped_run)
+    first, second = record.trials
+    assert (first.status, len(first.slices)) == ("passed", 2)
+    assert first.reason == "2 slices of 1 s within the limits"
+    assert all(s.passed and s.requested_read_rate == 200 for s in first.slices)
+    assert [s.read_rate for s in first.slices] == pytest.approx([200, 200], rel=0.05)
+    # 800 reads/s asked of at most 500: behind by >= 0.25 s x 3/8 after the first window
+    assert (second.status, len(second.slices)) == ("cant_keep_up", 1)
+    lagging = second.slices[0]
+    assert not lagging.passed and lagging.lagging_job == "act-small-reads"
+    assert lagging.lag_s > 0.09 and lagging.read_rate <= 505
+    assert second.reason.startswith("slice 1: act-small-reads fell ")
+    assert "reads 4" in second.reason and "/s of 800/s requested" in second.reason
+
+    manifest = Manifest.load(capped_run)
+    assert manifest.suite == "act" and manifest.status == "complete"
+    assert [(s.name, s.block, s.round, s.status) for s in manifest.steps] == [
+        ("trial-01-slice-001", "trial-1", 1, "ok"),
+        ("trial-01-slice-002", "trial-1", 2, "ok"),
+        ("trial-02-slice-001", "trial-2", 1, "ok"),
+    ]
+    job = (capped_run / "steps" / "001-trial-01-slice-001" / "job.fio").read_text()
+    assert "internal-read-reqs-per-sec: 200" in job and "thinktime=2000" in job
+    summary = ssdlab.load(capped_run).summary
+    assert set(summary["block"]) == {"trial-1", "trial-2"}
+    assert set(summary["jobname"]) == {
+        "act-small-reads",
+        "act-large-block-reads",
+        "act-large-block-writes",
+    }
+
+
+def test_frames(capped_run: Path) -> None:
+    results = ssdlab.load(capped_run)
+    trials, slices = results.act_trials, results.act_slices
+    assert trials.schema == TRIALS_SCHEMA and slices.schema == SLICES_SCHEMA
+    assert trials.select("trial", "load", "status", "passed", "source").rows() == [
+        (1, 1.0, "passed", True, "fio"),
+        (2, 4.0, "cant_keep_up", False, "fio"),
+    ]
+    assert trials.select("duration_s", "slice_s").unique().rows() == [(2, 1)]
+    assert slices.select("trial", "slice", "start_s", "end_s", "passed").rows() == [
+        (1, 1, 0, 1, True),
+        (1, 2, 1, 2, True),
+        (2, 1, 0, 1, False),
+    ]
+    assert slices["requested_read_rate"].to_list() == [200, 200, 800]
+
+
+def test_judged_trials_are_reused(capped_run: Path, tmp_path: Path) -> None:
+    out = tmp_path / "out"
+    shutil.copytree(capped_run, out)
+    target = Path(Manifest.load(out).target.path)
+    with runner(out, target) as act:
+        assert act.trial(4, CAPPED, duration_s=2, slice_s=1).trial == 2
+    assert len(Manifest.load(out).steps) == 3 and len(ActRecord.load(out).trials) == 2
+
+
+def test_slice_over_a_latency_limit_fails(capped_run: Path, tmp_path: Path) -> None:
+    step = tmp_path / "step"
+    shutil.copytree(capped_run / "steps" / "001-trial-01-slice-001", step)
+    # the same job's log, rewritten: 1000 reads, 60 of them at 1.2 ms and 5 at 9 ms
+    write_log(
+        next(step.glob("act-small-reads_clat_hist.*.log")),
+        [row(250, {100_000: 935, 1_200_000: 60, 9_000_000: 5})],
+    )
+    result, reason, status = judge_fio_slice(step, slice_no=3, slice_s=1, max_lag_s=10)
+    assert (status, result.passed, result.reads) == ("failed", False, 1000)
+    assert (result.pct_over_1ms, result.pct_over_8ms, result.pct_edge_1ms) == (6.5, 0.5, 0.0)
+    assert reason == "slice 3: 6.50 % of reads >= 1 ms (limit 5 %)"
+
+
+def test_bad_trial_shapes_and_directories(capped_run: Path, tmp_path: Path) -> None:
+    with (
+        runner(tmp_path / "a", tmp_path / "t.dat") as act,
+        pytest.raises(SsdlabError, match=r"duration \(3 s\) must be whole slices of 2 s"),
+    ):
+        act.trial(1, CAPPED, duration_s=3, slice_s=2)
+    with (
+        runner(tmp_path / "b", tmp_path / "t.dat") as act,
+        pytest.raises(SsdlabError, match="load too small for 2 service threads"),
+    ):
+        act.trial(0.005, CAPPED, duration_s=1, slice_s=1)
+    assert ActRecord.load(tmp_path / "b").trials == []  # nothing recorded for a refused load
+    with pytest.raises(SsdlabError, match=r"holds ACT trials on .*target\.dat, not "):
+        runner(capped_run, tmp_path / "other.dat")
+    other = tmp_path / "suite"
+    other.mkdir()
+    Manifest(run_id="r", label="l", suite="quick").save(other)
+    with pytest.raises(SsdlabError, match="holds a run of suite 'quick'; use another --out"):
+        runner(other, tmp_path / "t.dat")
+
+
+def test_native_trials() -> None:
+    sample = read_act_log(SAMPLE)
+    passed = native_trial(sample, slice_s=10)
+    assert (passed.status, passed.load, passed.duration_s) == ("passed", 1.0, 30)
+    assert [s.pct_over_1ms for s in passed.slices] == [1.05, 1.35, 0.81]
+    assert {(s.read_rate, s.requested_read_rate) for s in passed.slices} == {(2000.0, 2000.0)}
+    # 1 s slices: slice 2 shows exactly 1.00 % at >= 8 ms, not below the 1 % limit
+    failed = native_trial(sample, slice_s=1, load=1.5)
+    assert (failed.status, failed.load) == ("failed", 1.5)
+    assert failed.reason == "slice 2: 1.00 % of reads >= 8 ms (limit 1 %)"
+
+    error = read_act_log(ERROR_LOG)
+    stopped = native_trial(error, slice_s=4)  # 3x on two devices; its slices fail too
+    assert (stopped.status, stopped.load, len(stopped.slices)) == ("cant_keep_up", 3.0, 3)
+    assert stopped.reason == "ACT stopped after 12 s: ERROR: large block writes can't keep up"
+    early = native_trial(error, slice_s=3600)  # stopped before its first slice ended
+    assert (early.status, early.slices) == ("cant_keep_up", [])
+    with pytest.raises(InputError, match="could not find 3600 seconds"):
+        native_trial(sample, slice_s=3600)
+
+
+def test_native_log_status(tmp_path: Path) -> None:
+    text = SAMPLE.read_text()
+    cut = tmp_path / "cut.log"
+    cut.write_text(text[: text.index("after 21 sec:")])
+    abandoned = native_trial(read_act_log(cut), slice_s=10)
+    assert abandoned.status == "abandoned" and len(abandoned.slices) == 2
+    assert abandoned.reason == "log ends at 20 s of test-duration-sec 30"
+    other_error = tmp_path / "error.log"
+    other_error.write_text(
+        text.replace("after 25 sec:", "ERROR: device read failed\nafter 25 sec:")
+    )
+    trial = native_trial(read_act_log(other_error), slice_s=10)
+    assert trial.status == "failed"
+    assert trial.reason == "ACT stopped after 30 s: ERROR: device read failed"
+
+
+def test_no_act_trials_gives_empty_frames(tmp_path: Path) -> None:
+    manifest = Manifest(run_id="r", label="l", suite="quick")
+    assert trials_frame(tmp_path, manifest).schema == TRIALS_SCHEMA
+    assert slices_frame(tmp_path, manifest).height == 0
+
+
+def test_damaged_record(tmp_path: Path) -> None:
+    (tmp_path / "act.json").write_text(json.dumps({"trials": [{"trial": "x"}]}))
+    with pytest.raises(InputError, match=r"act.json: invalid ACT record at trials.0.trial"):
+        ActRecord.load(tmp_path)
