@@ -184,7 +184,7 @@ def run_fio(
     buf = b""
     proc: subprocess.Popen[bytes] | None = None
     with (cwd / "fio.stderr").open("wb") as stderr:
-        previous = signal.signal(signal.SIGTERM, _raise_keyboard_interrupt)
+        previous = signal.signal(signal.SIGTERM, raise_keyboard_interrupt)
         try:
             proc = subprocess.Popen(
                 cmd, cwd=cwd, stdout=subprocess.PIPE, stderr=stderr, preexec_fn=_die_with_parent
@@ -246,5 +246,6 @@ def _die_with_parent() -> None:
         ctypes.CDLL(None, use_errno=True).prctl(PR_SET_PDEATHSIG, signal.SIGTERM)
 
 
-def _raise_keyboard_interrupt(signum: int, frame: object) -> None:
+def raise_keyboard_interrupt(signum: int, frame: object) -> None:
+    """A signal handler that makes SIGTERM stop a run the way Ctrl-C does."""
     raise KeyboardInterrupt

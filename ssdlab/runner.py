@@ -152,6 +152,21 @@ class _Run:
         self._execute(record, step)
         return record
 
+    def launch(self, step_dir: Path, record: StepRecord) -> FioOutcome:
+        """Run fio on the step's job file (a fleet member runs it as a fio client instead)."""
+        return run_fio(step_dir / JOB_FILE, step_dir / FIO_JSON, on_status=self.display.fio_status)
+
+    def run_items(self, suite: Suite) -> None:
+        """Every step and round block of ``suite``; failures kept by ``on_error=continue``
+        end it with :class:`StepFailed`."""
+        for item in suite.steps:
+            if isinstance(item, Rounds):
+                self.rounds(item)
+            else:
+                self.step(item)
+        if self.failures:
+            raise StepFailed(f"{len(self.failures)} step(s) failed: " + "; ".join(self.failures))
+
     def execute(
         self,
         record: StepRecord,
@@ -175,7 +190,7 @@ class _Run:
         self.save()
         self.call(record.notes, "before_step", partial, record)
         self.display.start_step(label, planned_s)
-        outcome = run_fio(partial / JOB_FILE, partial / FIO_JSON, on_status=self.display.fio_status)
+        outcome = self.launch(partial, record)
         self.call(record.notes, "after_step", partial, record)
         error, inspected = outcome.error, None
         if error is None or outcome.interrupted:
@@ -251,7 +266,7 @@ class _Run:
         self.save()
 
 
-def _open_manifest(out: Path, suite: Suite, label: str | None, target: Path | None) -> Manifest:
+def open_manifest(out: Path, suite: Suite, label: str | None, target: Path | None) -> Manifest:
     definition = suite.model_dump(mode="json")
     if (out / MANIFEST).exists():
         manifest = Manifest.load(out)
@@ -293,7 +308,7 @@ def run_suite(
     """
     binary = fio_binary()
     out.mkdir(parents=True, exist_ok=True)
-    manifest = _open_manifest(out, suite, label, target)
+    manifest = open_manifest(out, suite, label, target)
     manifest.scale = scale
     fresh = not manifest.steps
     manifest.target = prepare_target(
@@ -314,13 +329,7 @@ def run_suite(
     try:
         run.call(manifest.notes, "start", out, manifest)
         with display:
-            for item in suite.steps:
-                if isinstance(item, Rounds):
-                    run.rounds(item)
-                else:
-                    run.step(item)
-        if run.failures:
-            raise StepFailed(f"{len(run.failures)} step(s) failed: " + "; ".join(run.failures))
+            run.run_items(suite)
         manifest.status = "complete"
     except RunInterrupted:
         manifest.status = "interrupted"
@@ -334,6 +343,3 @@ def run_suite(
         manifest.save(out)
         release_target(manifest.target)
     return manifest
-
-
-_inspect = inspect_step  # TODO(lead): remove once ssdlab/fleet uses inspect_step/execute

@@ -233,6 +233,7 @@ def test_client_server_over_loopback(tmp_path: Path) -> None:
             servers.append(
                 subprocess.Popen(
                     ["fio", f"--server=ip:127.0.0.{i},{port}"],
+                    cwd=tmp_path,  # a server creates its client's --output file in its cwd
                     stdout=subprocess.DEVNULL,
                     stderr=subprocess.DEVNULL,
                 )

@@ -22,7 +22,7 @@ app.add_typer(suites_app, name="suites")
 err = Console(stderr=True)
 
 # Command modules register themselves on ``app`` when imported (one line per module).
-from . import act, core, reports, telemetry
+from . import act, core, fleet, reports, telemetry
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -76,6 +76,13 @@ def run(
         ),
     ] = None,
     power_interval: Annotated[float, typer.Option(help="Seconds between power samples.")] = 1.0,
+    hosts: Annotated[
+        str | None,
+        typer.Option(
+            help="Run on fio servers at once: HOST[:PORT][=TARGET],... or a hosts file "
+            "(one HOST[:PORT] [TARGET] per line); one results directory per host under OUT."
+        ),
+    ] = None,
 ) -> None:
     """Run SUITE against a target and keep every raw result in OUT (re-run to resume)."""
     from ..runner import run_suite
@@ -93,6 +100,27 @@ def run(
         from ..runner import default_file_size
 
         size = max(int(default_file_size(chosen) * scale), 16 * 2**20)
+    if hosts:
+        from ..fleet import parse_hosts, run_fleet
+
+        if target is not None or purge:
+            raise SsdlabError(
+                "with --hosts each host's target is in the list (HOST=TARGET); "
+                "--target and --purge do not apply"
+            )
+        fleet = run_fleet(
+            chosen,
+            parse_hosts(hosts),
+            out,
+            label=label,
+            target_size=size,
+            destroy_data=destroy_data,
+            on_error=on_error.value,  # type: ignore[arg-type]
+            scale=scale,
+            console=err,
+        )
+        err.print(f"{len(fleet.members)} hosts complete; results in {out} (fleet.json)")
+        return
     manifest = run_suite(
         chosen,
         out,

@@ -1,0 +1,21 @@
+"""Many hosts at once: fio's client/server mode driven by ssdlab (see :mod:`.run`)."""
+
+from .aggregate import all_clients
+from .hosts import DEFAULT_PORT, Host, parse_host, parse_hosts
+from .probe import ServerInfo, check_fleet, probe_servers
+from .run import Fleet, FleetFailed, load_fleet, run_fleet
+
+__all__ = [
+    "DEFAULT_PORT",
+    "Fleet",
+    "FleetFailed",
+    "Host",
+    "ServerInfo",
+    "all_clients",
+    "check_fleet",
+    "load_fleet",
+    "parse_host",
+    "parse_hosts",
+    "probe_servers",
+    "run_fleet",
+]

@@ -1,0 +1,492 @@
+"""Many hosts at once: real ``fio --server`` processes on loopback addresses, driven by ssdlab
+as fio's client, with a server killed mid-step, one unreachable, one failing its job."""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import signal
+import socket
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import polars as pl
+import pytest
+from conftest import ssdlab_cli
+
+import ssdlab
+from ssdlab.errors import InputError, SsdlabError
+from ssdlab.fleet import (
+    FleetFailed,
+    Host,
+    all_clients,
+    load_fleet,
+    parse_hosts,
+    run_fleet,
+)
+from ssdlab.fleet.probe import parse_probe_reply, version_mismatch
+from ssdlab.io import read_fio_json
+from ssdlab.suite import Suite, load_suite
+
+SUITE = """
+name = "fleet-tiny"
+
+[defaults]
+runtime_s = 0.5
+size = "8m"
+ioengine = "psync"
+
+[[steps]]
+name = "fill"
+rw = "write"
+bs = "64k"
+
+[[steps]]
+name = "randread"
+rw = "randread"
+numjobs = 2
+runtime_s = 2
+
+[[steps]]
+name = "mix"
+rounds = { max = 2, window = 2, track = "rw70" }
+
+[[steps.steps]]
+name = "rw70"
+rw = "randrw"
+rwmixread = 70
+ioengine = "null"
+"""
+
+
+def _children(pid: int) -> list[int]:
+    try:
+        return [int(p) for p in Path(f"/proc/{pid}/task/{pid}/children").read_text().split()]
+    except OSError:
+        return []
+
+
+@dataclass
+class Server:
+    """A ``fio --server`` in its own process group (connection handlers and jobs included)."""
+
+    ip: str
+    port: int
+    proc: subprocess.Popen[bytes]
+
+    def spec(self, target: Path | str) -> str:
+        return f"{self.ip}:{self.port}={target}"
+
+    def tree(self) -> list[int]:
+        """The server, its connection handlers and their job processes (which fio puts in
+        sessions of their own, out of reach of a process-group signal)."""
+        pids, level = [self.proc.pid], [self.proc.pid]
+        while level:
+            level = [c for pid in level for c in _children(pid)]
+            pids += level
+        return pids
+
+    def uses(self, path: Path) -> bool:
+        """Whether one of the server's processes (its jobs) has ``path`` open."""
+        for pid in self.tree():
+            with contextlib.suppress(OSError):
+                if any(os.readlink(fd) == str(path) for fd in Path(f"/proc/{pid}/fd").iterdir()):
+                    return True
+        return False
+
+    def signal(self, sig: signal.Signals) -> None:
+        """Signal every process of the server, as if its host crashed (SIGKILL) or hung."""
+        for pid in self.tree():
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pid, sig)
+
+
+def _free_port(ip: str) -> int:
+    with socket.socket() as s:
+        s.bind((ip, 0))
+        return s.getsockname()[1]
+
+
+def _wait_for(condition: Callable[[], bool], what: str, timeout_s: float = 30) -> None:
+    deadline = time.monotonic() + timeout_s
+    while not condition():
+        if time.monotonic() > deadline:
+            raise AssertionError(f"gave up waiting for {what}")
+        time.sleep(0.02)
+
+
+def _accepts(ip: str, port: int) -> bool:
+    with socket.socket() as s:
+        return s.connect_ex((ip, port)) == 0
+
+
+@pytest.fixture
+def start_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Callable[..., Server]]:
+    servers: list[Server] = []
+    home = tmp_path_factory.mktemp("fio-server")  # a server writes files in its cwd
+
+    def start(ip: str, port: int | None = None) -> Server:
+        port = port or _free_port(ip)
+        proc = subprocess.Popen(
+            ["fio", f"--server=ip:{ip},{port}"],
+            cwd=home,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+            start_new_session=True,
+        )
+        server = Server(ip, port, proc)
+        servers.append(server)
+        _wait_for(lambda: _accepts(ip, port), f"fio --server on {ip}:{port}")
+        return server
+
+    yield start
+    for server in servers:
+        server.signal(signal.SIGCONT)
+        server.signal(signal.SIGKILL)
+        server.proc.wait()
+
+
+@pytest.fixture
+def suite(tmp_path: Path) -> Suite:
+    path = tmp_path / "fleet.toml"
+    path.write_text(SUITE)
+    return load_suite(path)
+
+
+def _manifest(out: Path) -> dict:
+    return json.loads((out / "manifest.json").read_text())
+
+
+def _kill_when_running(server: Server, partial: Path, target: Path) -> threading.Thread:
+    def kill() -> None:
+        _wait_for(lambda: partial.exists() and server.uses(target), f"{partial} to run")
+        server.signal(signal.SIGKILL)
+
+    thread = threading.Thread(target=kill, daemon=True)
+    thread.start()
+    return thread
+
+
+def test_parse_hosts_command_line_and_files(tmp_path: Path) -> None:
+    assert parse_hosts("lab1,lab2:9000=/dev/nvme1n1,[fd00::7]:8766=/data/t.bin") == [
+        Host("lab1"),
+        Host("lab2", 9000, "/dev/nvme1n1"),
+        Host("fd00::7", 8766, "/data/t.bin"),
+    ]
+    assert Host("fd00::7", 8766).fio_address == "ip6:fd00::7,8766"
+    assert Host("lab2", 9000).fio_address == "lab2,9000"
+    hosts = tmp_path / "hosts"
+    hosts.write_text(
+        "# lab A\n"
+        "lab1 8765 /dev/nvme0n1\n"
+        "lab1 8765 /dev/nvme1n1   # second drive, same server\n"
+        "\n"
+        "10.0.0.7,9000\n"  # fio's own --client list format
+        "lab3 /mnt/t.bin\n"
+        "lab4:8770=/dev/sdb\n"
+    )
+    assert (
+        parse_hosts(hosts)
+        == parse_hosts(str(hosts))
+        == [
+            Host("lab1", 8765, "/dev/nvme0n1"),
+            Host("lab1", 8765, "/dev/nvme1n1"),
+            Host("10.0.0.7", 9000),
+            Host("lab3", 8765, "/mnt/t.bin"),
+            Host("lab4", 8770, "/dev/sdb"),
+        ]
+    )
+    assert len({h.dirname for h in parse_hosts(hosts)}) == 5
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        ("lab1 99999 /x\n", r"hosts:1: port must be a number from 1 to 65535, not '99999'"),
+        ("lab1\nlab2 8765 relative.bin\n", r"hosts:2: target 'relative.bin' must be an absolute"),
+        ("lab1 8765 /a\nlab1:8765=/a\n", r"hosts: lab1:8765 /a is listed twice"),
+        ("lab1 a b c\n", r"hosts:1: expected HOST \[PORT\] \[TARGET\]"),
+        ("# nothing\n", r"hosts: no hosts listed"),
+    ],
+)
+def test_bad_hosts_file_names_file_and_line(tmp_path: Path, text: str, message: str) -> None:
+    hosts = tmp_path / "hosts"
+    hosts.write_text(text)
+    with pytest.raises(InputError, match=message):
+        parse_hosts(hosts)
+
+
+def test_bad_hosts_option() -> None:
+    with pytest.raises(InputError, match=r"--hosts: 'lab\$1' is not a host name"):
+        parse_hosts("lab$1")
+    with pytest.raises(InputError, match=r"--hosts: '\[fd00::1\]x': write an IPv6 address"):
+        parse_hosts("[fd00::1]x")
+
+
+def test_version_mismatch_from_recorded_probe_replies() -> None:
+    new = parse_probe_reply(
+        "lab1:8765", "hostname=lab1, be=0, 64-bit, os=Linux, arch=x86-64, fio=fio-3.33, flags=1"
+    )
+    old = parse_probe_reply(
+        "lab2:8765", "hostname=lab2, be=0, 64-bit, os=Linux, arch=x86-64, fio=fio-2.21, flags=1"
+    )
+    assert new is not None and old is not None
+    assert (new.hostname, new.os, new.arch, new.fio_version) == (
+        "lab1",
+        "Linux",
+        "x86-64",
+        "fio-3.33",
+    )
+    assert version_mismatch([new], "fio-3.36") is None
+    problem = version_mismatch([new, old], "fio-3.33")
+    assert problem is not None
+    assert "fio-2.21 on lab2:8765" in problem and "fio-3.33 on this host" in problem
+    assert parse_probe_reply("lab3:8765", "fio: connect: Connection refused") is None
+
+
+def test_fleet_check_reports_versions_and_dead_servers(
+    start_server: Callable[..., Server], tmp_path: Path
+) -> None:
+    a, b = start_server("127.0.0.2"), start_server("127.0.0.3")
+    proc = ssdlab_cli("fleet", "check", f"{a.ip}:{a.port},{b.ip}:{b.port}")
+    assert proc.returncode == 0, proc.stderr
+    version = subprocess.run(["fio", "--version"], capture_output=True, text=True).stdout.strip()
+    for server in (a, b):
+        line = next(x for x in proc.stdout.splitlines() if f"{server.ip}:{server.port}" in x)
+        assert version in line and "Linux" in line and line.rstrip(" │").endswith("ok")
+    dead = _free_port("127.0.0.4")
+    hosts = tmp_path / "hosts"
+    hosts.write_text(f"{a.ip} {a.port}\n127.0.0.4 {dead}\n")
+    proc = ssdlab_cli("fleet", "check", hosts)
+    assert proc.returncode == 1
+    assert proc.stderr.startswith("error: 1 of 2 fio servers did not answer (127.0.0.4:")
+    assert "Connection refused" in proc.stderr and "Traceback" not in proc.stderr
+
+
+def test_all_clients_row_matches_fios_own(
+    start_server: Callable[..., Server], tmp_path: Path
+) -> None:
+    """The fleet row is computed the way fio's client computes ``All clients``: checked
+    against fio's own entry from one client driving two servers."""
+    servers = [start_server("127.0.0.2"), start_server("127.0.0.3")]
+    (tmp_path / "hosts.list").write_text("".join(f"{s.ip},{s.port}\n" for s in servers))
+    (tmp_path / "job.fio").write_text(
+        "[global]\nioengine=null\nsize=64m\ntime_based=1\nruntime=1\n"
+        "[j]\nrw=randrw\nrwmixread=60\nnumjobs=2\ngroup_reporting=1\n"
+    )
+    subprocess.run(
+        ["fio", "--client=hosts.list", "job.fio", "--output-format=json+", "--output=all.json"],
+        cwd=tmp_path, check=True, capture_output=True,
+    )  # fmt: skip
+    fio = read_fio_json(tmp_path / "all.json")
+    assert set(fio.jobs["hostname"]) == {"127.0.0.2", "127.0.0.3"}
+    assert fio.aggregate["jobname"].unique().to_list() == ["All clients"]
+    hist = fio.bins.filter(pl.col("stat") == "clat")
+    ours = all_clients(fio.jobs, hist, []).sort("direction")
+    theirs = fio.aggregate.sort("direction")
+    assert ours["direction"].to_list() == theirs["direction"].to_list() == ["read", "write"]
+    assert ours["clients"].to_list() == [2, 2]
+    for column in ("io_bytes", "total_ios", "lat_samples", "clat_samples"):
+        assert ours[column].to_list() == theirs[column].to_list(), column
+    for column in ("iops", "bw_bytes_s", "runtime_s"):
+        assert ours[column].to_list() == pytest.approx(theirs[column].to_list(), rel=1e-9)
+    for column in ("clat_mean_ns", "lat_mean_ns"):  # fio prints means to 6 decimals
+        assert ours[column].to_list() == pytest.approx(theirs[column].to_list(), abs=2e-6)
+    for column in ("clat_min_ns", "clat_max_ns", "lat_min_ns", "lat_max_ns"):
+        assert ours[column].to_list() == theirs[column].to_list(), column
+    # fio prints no percentiles for All clients; ours come from the summed histograms
+    per_host = fio.jobs.filter(pl.col("direction") == "read")["clat_p99_9_ns"]
+    assert per_host.min() <= ours["clat_p99_9_ns"][0] <= per_host.max()
+
+
+@pytest.mark.slow
+def test_fleet_run_with_a_dead_a_failing_and_an_unreachable_host_then_resume(
+    start_server: Callable[..., Server], suite: Suite, tmp_path: Path
+) -> None:
+    s1, s2 = start_server("127.0.0.2"), start_server("127.0.0.3")
+    blocker = tmp_path / "not-a-dir"
+    blocker.write_text("")
+    dead_port = _free_port("127.0.0.4")
+    hosts = parse_hosts(
+        ",".join(
+            [
+                s1.spec(tmp_path / "a.bin"),
+                s1.spec(tmp_path / "b.bin"),  # a second drive on the same server
+                s2.spec(tmp_path / "c.bin"),  # killed while step 2 runs
+                s1.spec(blocker / "d.bin"),  # fio fails to open it
+                f"127.0.0.4:{dead_port}=/nowhere/e.bin",  # nobody listens
+            ]
+        )
+    )
+    a, b, c, d, e = (tmp_path / "out" / h.dirname for h in hosts)
+    killer = _kill_when_running(s2, c / "steps" / "002-randread.partial", tmp_path / "c.bin")
+    with pytest.raises(FleetFailed) as failed:
+        run_fleet(suite, hosts, tmp_path / "out", label="batch7")
+    killer.join()
+    message = str(failed.value)
+    assert message.startswith("3 of 5 hosts failed")
+    assert f"lost the connection to 127.0.0.3:{s2.port} during the step" in message
+    assert (
+        f"fio on 127.0.0.2:{s1.port} exited with status" in message and "Not a directory" in message
+    )
+    assert f"127.0.0.4:{dead_port} /nowhere/e.bin: no fio server answered" in message
+
+    for out, host in ((a, hosts[0]), (b, hosts[1])):  # the healthy hosts are complete runs
+        m = _manifest(out)
+        assert m["status"] == "complete" and [s["status"] for s in m["steps"]] == ["ok"] * 4
+        assert m["host"]["hostname"] == "127.0.0.2" and m["target"]["path"] == host.target
+        assert m["label"] == f"batch7 {host.name}" and m["fio_version"].startswith("fio-")
+        r = ssdlab.load(out)
+        assert r.summary.select("step", "direction").rows() == [
+            ("fill", "write"), ("randread", "read"),
+            ("mix-r01-rw70", "read"), ("mix-r01-rw70", "write"),
+            ("mix-r02-rw70", "read"), ("mix-r02-rw70", "write"),
+        ]  # fmt: skip
+        assert r.steady_state["rounds_run"].to_list() == [2]
+        assert set(r.summary["host"]) == {"127.0.0.2"} and (r.summary["iops"] > 0).all()
+        assert not r.latency_hist.is_empty()
+        assert r.timeseries.filter(step="randread")["job_index"].to_list()[0] == 0
+        step = out / "steps" / "002-randread"
+        assert {f"fio_iops.{n}.log.127.0.0.2" for n in (1, 2)} <= {p.name for p in step.iterdir()}
+        assert json.loads((step / "fio.json").read_text())["client_stats"][0]["port"] == s1.port
+        assert Path(host.target).stat().st_size == 8 * 2**20  # laid out by the remote fio
+    killed = _manifest(c)
+    assert killed["status"] == "failed"
+    assert [(s["name"], s["status"]) for s in killed["steps"]] == [
+        ("fill", "ok"), ("randread", "failed"),
+    ]  # fmt: skip
+    assert "lost the connection" in killed["steps"][1]["error"]
+    assert ssdlab.load(c).summary["step"].unique().to_list() == ["fill"]
+    failing = _manifest(d)
+    assert failing["status"] == "failed" and failing["steps"][0]["status"] == "failed"
+    unreachable = _manifest(e)
+    assert unreachable["status"] == "failed" and unreachable["steps"] == []
+    assert "unreachable" in unreachable["notes"][-1]
+    runs = [_manifest(p)["steps"] for p in (a, b, c, d)]
+    for k in range(1, 4):  # lockstep: no host starts a step before every host ended the last
+        last_end = max(steps[k - 1]["ended"] for steps in runs if len(steps) >= k)
+        assert all(steps[k]["started"] >= last_end for steps in runs if len(steps) > k)
+
+    fleet = load_fleet(tmp_path / "out")
+    assert fleet.results_dirs == [a, b, c, d, e]
+    assert fleet.members["status"].to_list() == [
+        "complete", "complete", "failed", "failed", "unreachable",
+    ]  # fmt: skip
+    rows = {(r["step"], r["direction"]): r for r in fleet.aggregate.iter_rows(named=True)}
+    assert rows[("fill", "write")]["clients"] == 3 and rows[("randread", "read")]["clients"] == 2
+    members = pl.concat([ssdlab.load(p).summary for p in (a, b)])
+    summed = members.filter(step="randread")["total_ios"].sum()
+    assert rows[("randread", "read")]["total_ios"] == summed
+
+    # resume: the healthy hosts are left alone, the killed one continues at its step 2
+    start_server(s2.ip, s2.port)
+    before = {p: (p / "manifest.json").read_bytes() for p in (a, b)}
+    with pytest.raises(FleetFailed, match=r"^2 of 5 hosts failed"):
+        run_fleet(suite, hosts, tmp_path / "out", label="batch7")
+    assert {p: (p / "manifest.json").read_bytes() for p in (a, b)} == before
+    resumed = _manifest(c)
+    assert resumed["status"] == "complete" and resumed["run_id"] == killed["run_id"]
+    assert resumed["steps"][0] == killed["steps"][0]  # not run again
+    assert [s["status"] for s in resumed["steps"]] == ["ok"] * 4
+    assert set(ssdlab.load(c).summary["host"]) == {"127.0.0.3"}
+    fleet = load_fleet(tmp_path / "out")
+    assert fleet.members["status"].to_list()[:3] == ["complete"] * 3
+    assert fleet.aggregate.filter(step="randread")["clients"].to_list() == [3]
+
+
+@pytest.mark.slow
+def test_hung_host_is_stopped_and_the_others_finish(
+    start_server: Callable[..., Server], suite: Suite, tmp_path: Path
+) -> None:
+    s1, s2 = start_server("127.0.0.2"), start_server("127.0.0.3")
+    hosts = parse_hosts(f"{s1.spec(tmp_path / 'a.bin')},{s2.spec(tmp_path / 'b.bin')}")
+    hung = tmp_path / "out" / hosts[1].dirname
+
+    def freeze() -> None:
+        _wait_for(lambda: s2.uses(tmp_path / "b.bin"), "b.bin to be written")
+        s2.signal(signal.SIGSTOP)
+
+    threading.Thread(target=freeze, daemon=True).start()
+    one_step = suite.model_copy(update={"steps": suite.steps[:1]})
+    with pytest.raises(FleetFailed, match=r"no answer from 127\.0\.0\.3:\d+ 4 s after the step"):
+        run_fleet(one_step, hosts, tmp_path / "out", grace_s=4)
+    assert _manifest(tmp_path / "out" / hosts[0].dirname)["status"] == "complete"
+    assert _manifest(hung)["steps"][0]["status"] == "failed"
+
+
+@pytest.mark.slow
+def test_interrupt_stops_every_host_and_keeps_what_was_measured(
+    start_server: Callable[..., Server], tmp_path: Path
+) -> None:
+    s1, s2 = start_server("127.0.0.2"), start_server("127.0.0.3")
+    (tmp_path / "long.toml").write_text(SUITE.replace("runtime_s = 0.5", "runtime_s = 30"))
+    hosts = f"{s1.spec(tmp_path / 'a.bin')},{s2.spec(tmp_path / 'b.bin')}"
+    script = (
+        "import sys; from pathlib import Path\n"
+        "from ssdlab.fleet import parse_hosts, run_fleet\n"
+        "from ssdlab.runner import RunInterrupted\n"
+        "from ssdlab.suite import load_suite\n"
+        "try:\n"
+        "    run_fleet(load_suite(sys.argv[1]), parse_hosts(sys.argv[2]), Path(sys.argv[3]))\n"
+        "except RunInterrupted as exc:\n"
+        "    print(exc, file=sys.stderr); sys.exit(130)\n"
+    )
+    out = tmp_path / "out"
+    proc = subprocess.Popen(
+        [sys.executable, "-c", script, str(tmp_path / "long.toml"), hosts, str(out)],
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    dirs = [out / h.dirname for h in parse_hosts(hosts)]
+    _wait_for(lambda: s1.uses(tmp_path / "a.bin") and s2.uses(tmp_path / "b.bin"), "both")
+    proc.send_signal(signal.SIGINT)
+    _, stderr = proc.communicate(timeout=60)
+    assert proc.returncode == 130, stderr
+    assert "interrupted; results so far are in" in stderr
+    for d in dirs:
+        m = _manifest(d)
+        assert m["status"] == "interrupted" and m["steps"][0]["status"] == "interrupted"
+        assert ssdlab.load(d).summary["status"].to_list() == ["interrupted"]
+    assert {m["status"] for m in json.loads((out / "fleet.json").read_text())["members"]} == {
+        "interrupted"
+    }
+
+
+def test_remote_block_devices_need_confirmation(suite: Suite, tmp_path: Path) -> None:
+    port = _free_port("127.0.0.4")
+    hosts = parse_hosts(f"127.0.0.4:{port}=/dev/nvme7n1")
+    with pytest.raises(SsdlabError, match=r"refusing to write to block devices on other hosts"):
+        run_fleet(suite, hosts, tmp_path / "out")
+    assert not (tmp_path / "out").exists()
+    with pytest.raises(FleetFailed, match=r"no fio server answered"):  # confirmed: tries it
+        run_fleet(suite, hosts, tmp_path / "out", destroy_data="nvme7n1")
+
+
+def test_run_hosts_option_writes_one_results_dir_per_host(
+    start_server: Callable[..., Server], tmp_path: Path
+) -> None:
+    """``ssdlab run SUITE --hosts ...`` is the command line of the fleet runner."""
+    s1, s2 = start_server("127.0.0.2"), start_server("127.0.0.3")
+    (tmp_path / "fleet.toml").write_text(SUITE)
+    hosts = tmp_path / "hosts"
+    lines = [f"{s1.ip}:{s1.port} {tmp_path / 'a.bin'}", f"{s2.ip} {s2.port} {tmp_path / 'b.bin'}"]
+    hosts.write_text("# lab rack 3\n" + "\n".join(lines) + "\n")
+    out = tmp_path / "out"
+    proc = ssdlab_cli("run", tmp_path / "fleet.toml", "--hosts", hosts, "--out", out)
+    assert proc.returncode == 0, proc.stderr
+    assert "2 hosts complete" in proc.stderr
+    fleet = load_fleet(out)
+    assert fleet.members.height == 2
+    for member in fleet.members.iter_rows(named=True):
+        r = ssdlab.load(out / member["dir"])
+        assert r.summary.height > 0 and r.manifest.status == "complete"
+    with_target = ssdlab_cli(
+        "run", tmp_path / "fleet.toml", "--hosts", hosts, "--out", out, "--target", tmp_path / "x"
+    )
+    assert with_target.returncode == 1 and "--target and --purge do not apply" in with_target.stderr
