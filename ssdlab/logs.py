@@ -166,16 +166,19 @@ def load_job_logs(
         [data[p] for p in paths] if data is not None else None,
         [found[i].layout for i in picked],
     )
+    if not rows.height:
+        return pl.DataFrame(), {paths[n]: reason for n, reason in bad.items()}
     tags = pl.DataFrame(
         [
-            {"file": n, "job_index": found[i].job_index, "thread": found[i].thread}
+            {"job_index": found[i].job_index, "thread": found[i].thread}
             | {"kind": found[i].kind}
             | (ids[i] if ids else {})
-            for n, i in enumerate(picked)
+            for i in picked
         ],
-        schema_overrides={"file": pl.Int64, "job_index": pl.Int64, "thread": pl.Int64},
+        schema_overrides={"job_index": pl.Int64, "thread": pl.Int64},
     )
-    tagged = rows.join(tags, on="file").drop("file") if rows.height else pl.DataFrame()
+    # tag rows by position (row n of ``tags`` is file n): a gather, far cheaper than a join
+    tagged = rows.with_columns(tags[c].gather(rows["file"]) for c in tags.columns).drop("file")
     return tagged, {paths[n]: reason for n, reason in bad.items()}
 
 
@@ -211,13 +214,13 @@ def timeseries(logs: pl.DataFrame, params: pl.DataFrame, keys: Sequence[str] = (
     threads, completion latency IOPS-weighted; for any number of results at once.
 
     ``logs`` holds rows of iops/bw/clat logs tagged with ``keys`` (e.g. ``step_index``),
-    ``job_index``, ``thread`` and ``kind``; ``params`` has per ``keys`` + ``job_index`` the
-    fields of :func:`log_params`. Windowed logs (``log_avg_msec``) keep their windows; a window
-    that not every thread logged (fio skips a job's last partial window) is dropped rather
-    than undercounted, and a repeated timestamp (fio's final flush) keeps the full window.
-    Per-I/O logs are counted into whole 1-second windows. ``t_s`` is the end of the window
-    in seconds since the job began measuring (``job_start`` when fio gives it, else the
-    first window's start).
+    ``job_index``, ``thread`` and ``kind`` (:func:`load_job_logs`); ``params`` has per
+    ``keys`` + ``job_index`` the fields of :func:`log_params`. Windowed logs (``log_avg_msec``)
+    keep their windows; a window that not every thread logged (fio skips a job's last partial
+    window) is dropped rather than undercounted, and a repeated timestamp (fio's final flush)
+    keeps the full window. Per-I/O logs are counted into whole 1-second windows. ``t_s`` is
+    the end of the window in seconds since the job began measuring (``job_start`` when fio
+    gives it, else the first window's start).
     """
     by = [*keys, "job_index"]
     schema = {k: logs.schema.get(k, pl.Int64) for k in keys} | TIMESERIES_SCHEMA
