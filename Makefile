@@ -6,7 +6,7 @@ BIN := $(VENV)/bin
 DEMO_OUT ?= demo
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo -n)
 
-.PHONY: demo test setup venv system-deps fio chromium lint bench clean
+.PHONY: demo test setup venv fio chromium lint clean
 
 demo: setup
 	@rm -rf "$(DEMO_OUT)/quick"

@@ -7,7 +7,8 @@ try:
 except PackageNotFoundError:  # running from a source tree that is not installed
     __version__ = "0.0.0+unknown"
 
+from .catalog import catalog
 from .io import read_fio_json, read_fio_log
 from .results import Results, load
 
-__all__ = ["Results", "__version__", "load", "read_fio_json", "read_fio_log"]
+__all__ = ["Results", "__version__", "catalog", "load", "read_fio_json", "read_fio_log"]

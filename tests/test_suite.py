@@ -76,7 +76,7 @@ def test_yaml_suites_load(tmp_path: Path) -> None:
     [
         ('name = "x"\n[[steps]]\nname = "a"\nrw = "sideways"\nruntime_s = 1\n', "steps.0.rw"),
         ('name = "x"\n[[steps]]\nname = "a"\nrw = "randrw"\nruntime_s = 1\n', "rwmixread"),
-        ('name = "x"\n[[steps]]\nname = "a"\nrw = "read"\n', "steps.0 (a): Value error, needs runtime_s"),
+        ('name = "x"\n[[steps]]\nname = "a"\nrw = "read"\n', "steps.0 (a): Value error, needs"),
         ('name = "x"\n[[steps]]\nname = "a b"\nrw = "read"\nruntime_s = 1\n', "steps.0.name"),
         ('name = "x"\n[[steps]]\nname = "a"\nrw = "read"\nruntime_s = 1\nbs = "4q"\n', "size"),
         ('name = "x"\n[[steps]]\nname = "a"\nrw = "read"\nruntime_s = 1\nqd = 4\n', "qd"),

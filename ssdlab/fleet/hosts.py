@@ -4,8 +4,8 @@ one host per line.
 A hosts file line is ``HOST[:PORT][=TARGET]`` too, or its fields separated by spaces or commas:
 ``HOST [PORT] [TARGET]`` or ``HOST[:PORT] TARGET`` (so fio's own ``--client`` list files,
 ``ip,port`` per line, work as they are). ``#`` starts a comment. IPv6 addresses go in
-brackets when a port follows on the command line (``[fd00::7]:8765``). The same host may be listed once per target: each host and
-target pair gets its own results directory.
+brackets when a port follows on the command line (``[fd00::7]:8765``). The same host may be
+listed once per target: each host and target pair gets its own results directory.
 """
 
 from __future__ import annotations

@@ -7,20 +7,34 @@ inlined vega bundle, so the HTML makes no network request.
 
 from __future__ import annotations
 
+import importlib
 from pathlib import Path
-from typing import Any
-
-import nbformat
+from typing import TYPE_CHECKING, Any
 
 from ..errors import ReportError
-from .execute import execute_notebook
-from .export import export_html, notebook_headings
 from .renderer import enable as enable_renderer
 
-__all__ = ["enable_renderer", "execute_notebook", "export_html", "render_report"]
+if TYPE_CHECKING:
+    import nbformat
+
+    from .execute import execute_notebook
+    from .export import export_figures, export_html
+
+__all__ = ["enable_renderer", "execute_notebook", "export_figures", "export_html", "render_report"]
+
+#: loaded on first use: a notebook kernel needs only the renderer, not papermill or nbconvert
+_LAZY = {"execute_notebook": ".execute", "export_figures": ".export", "export_html": ".export"}
+
+
+def __getattr__(name: str) -> Any:
+    if name in _LAZY:
+        return getattr(importlib.import_module(_LAZY[name], __name__), name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def _title(nb: nbformat.NotebookNode, notebook_path: Path) -> str:
+    from .export import notebook_headings
+
     headings = notebook_headings(nb)
     return headings[0].text if headings else notebook_path.stem.replace("_", " ")
 
@@ -37,8 +51,14 @@ def render_report(
 
     The executed notebook is kept beside the report as ``<name>.executed.ipynb``. If a cell fails,
     the report so far is written to ``<name>.partial.html`` (notebook ``<name>.partial.ipynb``)
-    and :class:`ReportError` names the section, the error and both files.
+    and :class:`ReportError` names the section, the error and both files. A kernel that does
+    not start raises :class:`~ssdlab.report.execute.KernelStartError`.
     """
+    import nbformat
+
+    from .execute import KernelStartError, execute_notebook
+    from .export import export_html
+
     notebook_path, output_html = Path(notebook_path), Path(output_html)
     executed = output_html.with_suffix(".executed.ipynb")
     partial_ipynb = output_html.with_suffix(".partial.ipynb")
@@ -46,6 +66,9 @@ def render_report(
     partial_ipynb.unlink(missing_ok=True)
     try:
         nb = execute_notebook(notebook_path, partial_ipynb, parameters, cwd=cwd)
+    except KernelStartError:
+        partial_ipynb.unlink(missing_ok=True)  # no cell ran: nothing to show
+        raise
     except ReportError as exc:
         if not partial_ipynb.is_file():
             raise

@@ -25,6 +25,10 @@ KERNEL_NAME = "python3"
 LOGGERS = ("papermill", "papermill.translators", "papermill.utils", "traitlets")
 
 
+class KernelStartError(ReportError):
+    """The notebook's kernel did not start (or died before answering): worth one retry."""
+
+
 class _ThisPythonKernelSpecs(KernelSpecManager):
     """Resolve every kernel name to ipykernel in this interpreter (``sys.executable``).
 
@@ -144,7 +148,7 @@ def execute_notebook(
         what = f"the Python kernel died ({exc})"
         error = exc
     except (RuntimeError, TimeoutError) as exc:
-        raise ReportError(f"the report's Python kernel failed: {exc}") from exc
+        raise KernelStartError(f"the report's Python kernel failed to start: {exc}") from exc
     partial = _read_partial(output_ipynb)
     if partial is None:
         raise ReportError(f"report failed: {what} (no partial notebook was written)") from error

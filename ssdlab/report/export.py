@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import contextlib
+import os
 from dataclasses import dataclass
 from html.parser import HTMLParser
 from pathlib import Path
@@ -17,10 +19,11 @@ from traitlets.config import Config
 from ..errors import ReportError
 from ..resources import templates_dir
 from ._files import replacing
-from .renderer import VEGALITE_MIME, vegalite_version
+from .renderer import VEGALITE_MIME, chart_title, vegalite_version
 
 TEMPLATE = "ssdlab"
 TOC_LEVELS = 3
+BUNDLE_MARKER = "window.vegaEmbed="
 
 
 @dataclass(frozen=True)
@@ -86,6 +89,26 @@ def _has_vegalite(nb: nbformat.NotebookNode) -> bool:
     )
 
 
+def _cache_dir() -> Path:
+    base = os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache"
+    return Path(base) / "ssdlab"
+
+
+def vega_bundle() -> str:
+    """The Vega/Vega-Lite/vega-embed bundle (defines ``vegaEmbed``), kept in the user's cache
+    directory: vl-convert takes seconds to build it in every new process."""
+    version = vegalite_version() or "latest"
+    path = _cache_dir() / f"vega-bundle-{vlc.__version__}-vl{version}.js"
+    with contextlib.suppress(OSError):
+        cached = path.read_text(encoding="utf-8")
+        if BUNDLE_MARKER in cached:
+            return cached
+    bundle = vlc.javascript_bundle(vl_version=vegalite_version())
+    with contextlib.suppress(OSError), replacing(path) as tmp:
+        tmp.write_text(bundle, encoding="utf-8")
+    return bundle
+
+
 class VegaBundlePreprocessor(Preprocessor):
     """Put the Vega/Vega-Lite/vega-embed bundle into the resources if a chart needs it."""
 
@@ -93,8 +116,7 @@ class VegaBundlePreprocessor(Preprocessor):
         self, nb: nbformat.NotebookNode, resources: dict[str, Any]
     ) -> tuple[nbformat.NotebookNode, dict[str, Any]]:
         if _has_vegalite(nb):
-            bundle = vlc.javascript_bundle(vl_version=vegalite_version())
-            resources["ssdlab_vega_bundle"] = bundle.replace("</script", "<\\/script")
+            resources["ssdlab_vega_bundle"] = vega_bundle().replace("</script", "<\\/script")
         return nb, resources
 
 
@@ -137,3 +159,40 @@ def export_html(nb: nbformat.NotebookNode, output_path: Path | str, *, title: st
     with replacing(output_path) as tmp:
         tmp.write_text(html, encoding="utf-8")
     return output_path
+
+
+def _slug(text: str, limit: int = 60) -> str:
+    slug = "".join(c if c.isalnum() else "-" for c in text.lower())
+    return "-".join(part for part in slug.split("-") if part)[:limit].rstrip("-") or "chart"
+
+
+def export_figures(
+    nb: nbformat.NotebookNode, out_dir: Path | str, *, scale: float = 2
+) -> list[Path]:
+    """Write every chart of an executed report as SVG and PNG (``scale`` x pixels) into
+    ``out_dir``, named ``NN-<title>``; figures an earlier export left there are removed."""
+    out_dir = Path(out_dir)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    for old in [*out_dir.glob("[0-9][0-9]-*.svg"), *out_dir.glob("[0-9][0-9]-*.png")]:
+        old.unlink()
+    outputs = [
+        output.data
+        for cell in nb.cells
+        if cell.cell_type == "code"
+        for output in cell.outputs
+        if VEGALITE_MIME in output.get("data", {})
+    ]
+    written = []
+    for number, data in enumerate(outputs, start=1):
+        spec = data[VEGALITE_MIME]
+        stem = f"{number:02d}-{_slug(chart_title(spec) or 'chart')}"
+        svg = data.get("image/svg+xml") or vlc.vegalite_to_svg(spec, vl_version=vegalite_version())
+        png = vlc.vegalite_to_png(spec, scale=scale, vl_version=vegalite_version())
+        for path, content in (
+            (out_dir / f"{stem}.svg", svg.encode()),
+            (out_dir / f"{stem}.png", png),
+        ):
+            with replacing(path) as tmp:
+                tmp.write_bytes(content)
+            written.append(path)
+    return written

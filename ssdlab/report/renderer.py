@@ -15,6 +15,9 @@ import vl_convert as vlc
 
 NAME = "ssdlab"
 VEGALITE_MIME = "application/vnd.vegalite.v6+json"
+VEGA5_MIME = "application/vnd.vega.v5+json"
+#: the Vega-Lite compiler whose Vega output JupyterLab's vega 5 renderer draws
+JUPYTERLAB_VEGALITE = "5.21"
 
 
 @cache
@@ -24,12 +27,18 @@ def vegalite_version() -> str | None:
     return version if version in vlc.get_vegalite_versions() else None
 
 
-def _plain_text(spec: dict[str, Any]) -> str:
+def chart_title(spec: dict[str, Any]) -> str | None:
+    """The title of a Vega-Lite spec as plain text, if it has one."""
     title = spec.get("title")
     if isinstance(title, dict):
         title = title.get("text")
     if isinstance(title, list):
         title = " ".join(map(str, title))
+    return str(title) if title else None
+
+
+def _plain_text(spec: dict[str, Any]) -> str:
+    title = chart_title(spec)
     return f"Vega-Lite chart: {title}" if title else "Vega-Lite chart"
 
 
@@ -42,7 +51,15 @@ def render(spec: dict[str, Any], **_options: Any) -> dict[str, Any]:
     }
 
 
-def enable() -> None:
-    """Register the ``ssdlab`` altair renderer and make it the active one."""
-    alt.renderers.register(NAME, render)
+def render_jupyterlab(spec: dict[str, Any], **options: Any) -> dict[str, Any]:
+    """:func:`render` plus the chart compiled to a Vega 5 spec, which JupyterLab 4 draws
+    interactively with its own bundled vega (it knows Vega-Lite only up to v5)."""
+    vega = vlc.vegalite_to_vega(spec, vl_version=JUPYTERLAB_VEGALITE)
+    return render(spec, **options) | {VEGA5_MIME: vega}
+
+
+def enable(*, jupyterlab: bool = False) -> None:
+    """Register the ``ssdlab`` altair renderer and make it the active one; ``jupyterlab``
+    adds the Vega 5 output JupyterLab draws live (offline, no widget extension needed)."""
+    alt.renderers.register(NAME, render_jupyterlab if jupyterlab else render)
     alt.renderers.enable(NAME)

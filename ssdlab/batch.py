@@ -1,0 +1,313 @@
+"""Render many reports: one review per results directory, a comparison of them and an index.
+
+Reviews render in parallel in a bounded pool of worker processes (each report runs its own
+notebook kernel; a kernel that fails to start is retried once). A failing report does not
+stop the others: it is listed in the index with its error and its partial report. Reports can
+also be printed to PDF with the system Chromium and their charts written as PNG and SVG.
+"""
+
+from __future__ import annotations
+
+import html
+import multiprocessing
+import os
+import time
+from collections.abc import Callable, Sequence
+from concurrent.futures import Future, ProcessPoolExecutor, as_completed
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Literal
+
+import nbformat
+import polars as pl
+
+from .catalog import find_results
+from .errors import InputError, SsdlabError
+from .manifest import MANIFEST, Manifest
+from .report.execute import KernelStartError
+from .resources import notebook_path
+from .review import (
+    Section,
+    comparison_title,
+    display_names,
+    render_comparison,
+    render_review,
+    review_title,
+    table,
+)
+
+INDEX_NOTEBOOK = "batch_index"
+INDEX = "index.html"
+COMPARISON = "comparison"
+DEFAULT_JOBS = max(1, min(4, os.cpu_count() or 1))
+KERNEL_ATTEMPTS = 2
+
+
+@dataclass(frozen=True)
+class ReportJob:
+    """One report to render: a review of one results directory or a comparison of several."""
+
+    kind: Literal["review", "comparison", "index"]
+    inputs: tuple[Path, ...]
+    output: Path
+    title: str | None = None
+    subject: str | None = None
+
+    @property
+    def name(self) -> str:
+        return self.output.stem
+
+
+@dataclass
+class ReportOutcome:
+    """How a report job ended: its files, or the error (with the partial report, if any)."""
+
+    job: ReportJob
+    error: str | None = None
+    seconds: float = 0.0
+    attempts: int = 1
+    pdf: Path | None = None
+    figures: list[Path] = field(default_factory=list)
+
+    @property
+    def ok(self) -> bool:
+        return self.error is None
+
+    @property
+    def partial(self) -> Path | None:
+        path = self.job.output.with_suffix(".partial.html")
+        return path if path.is_file() else None
+
+    def entry(self, base: Path, root: Path) -> dict[str, Any]:
+        """What the index shows of this report: links relative to ``base``, results
+        directories relative to ``root``."""
+
+        def rel(path: Path | None) -> str | None:
+            return os.path.relpath(path, base) if path else None
+
+        return {
+            "name": self.job.name,
+            "kind": self.job.kind,
+            "title": self.job.title or self.job.name,
+            "inputs": [os.path.relpath(p, root) for p in self.job.inputs],
+            "html": rel(self.job.output) if self.ok else None,
+            "partial": rel(self.partial) if not self.ok else None,
+            "pdf": rel(self.pdf),
+            "figures": rel(self.figures[0].parent) if self.figures else None,
+            "charts": len(self.figures) // 2,
+            "error": self.error,
+            "seconds": round(self.seconds, 1),
+            "attempts": self.attempts,
+        }
+
+
+def _render_html(job: ReportJob) -> Path:
+    if job.kind == "review":
+        return render_review(job.inputs[0], job.output, title=job.title)
+    return render_comparison(list(job.inputs), job.output, title=job.title, subject=job.subject)
+
+
+def render(job: ReportJob, *, pdf: bool = False, figures_dir: Path | None = None) -> ReportOutcome:
+    """Render one report (kernel start retried once), then its PDF and figures on request.
+
+    Errors a user can act on end up in the outcome; nothing is raised for them.
+    """
+    from .report import chromium, export_figures
+
+    start = time.monotonic()
+    error = None
+    for attempt in range(1, KERNEL_ATTEMPTS + 1):
+        try:
+            _render_html(job)
+            error = None
+            break
+        except KernelStartError as exc:
+            error = f"{exc} (attempt {attempt} of {KERNEL_ATTEMPTS})"
+        except SsdlabError as exc:
+            error = str(exc)
+            break
+    outcome = ReportOutcome(job, error=error, attempts=attempt)
+    if outcome.ok:
+        try:
+            if pdf:
+                outcome.pdf = chromium.print_pdf(job.output, job.output.with_suffix(".pdf"))
+            if figures_dir is not None:
+                executed = nbformat.read(job.output.with_suffix(".executed.ipynb"), as_version=4)
+                outcome.figures = export_figures(executed, figures_dir)
+        except SsdlabError as exc:
+            outcome.error = str(exc)
+    outcome.seconds = time.monotonic() - start
+    return outcome
+
+
+def _render_in_worker(job: ReportJob, pdf: bool, figures_dir: Path | None) -> ReportOutcome:
+    """Worker entry point: even an unexpected exception becomes this report's error."""
+    try:
+        return render(job, pdf=pdf, figures_dir=figures_dir)
+    except Exception as exc:  # one broken report must not stop the batch
+        return ReportOutcome(job, error=f"internal error: {type(exc).__name__}: {exc}")
+
+
+def _slug(results_dir: Path, root: Path) -> str:
+    relative = results_dir.relative_to(root) if results_dir != root else Path(root.name)
+    slug = "-".join(part for part in relative.parts if part) or "results"
+    return f"{slug}-run" if slug in (COMPARISON, Path(INDEX).stem) else slug
+
+
+@dataclass
+class BatchResult:
+    """Every report of a batch and the index linking them."""
+
+    reports: list[ReportOutcome]
+    index: ReportOutcome
+
+    @property
+    def failed(self) -> list[ReportOutcome]:
+        return [o for o in (*self.reports, self.index) if not o.ok]
+
+
+def run_batch(
+    root: Path,
+    out_dir: Path,
+    *,
+    jobs: int = DEFAULT_JOBS,
+    pdf: bool = False,
+    figures_dir: Path | None = None,
+    title: str | None = None,
+    on_done: Callable[[ReportOutcome, int], None] | None = None,
+) -> BatchResult:
+    """Review every results directory under ``root``, compare the ones that rendered, and
+    write ``out_dir/index.html``. ``jobs`` bounds the worker processes; ``on_done(outcome,
+    total)`` reports progress (``total`` counts the comparison and the index)."""
+    if jobs < 1:
+        raise InputError("--jobs must be at least 1")
+    dirs = find_results(root, exclude=(out_dir,))
+    if not dirs:
+        raise InputError(f"{root}: no ssdlab results directory found (no {MANIFEST} below it)")
+    out_dir.mkdir(parents=True, exist_ok=True)
+    reviews = [
+        ReportJob("review", (d,), out_dir / f"{_slug(d, root)}.html", title=_review_title(d))
+        for d in dirs
+    ]
+    total = len(reviews) + (len(reviews) >= 2) + 1
+
+    def figures_for(job: ReportJob) -> Path | None:
+        return figures_dir / job.name if figures_dir is not None else None
+
+    done: list[ReportOutcome] = []
+
+    def finished(outcome: ReportOutcome) -> None:
+        done.append(outcome)
+        if on_done:
+            on_done(outcome, total)
+
+    context = multiprocessing.get_context("spawn")
+    with ProcessPoolExecutor(max_workers=min(jobs, total - 1), mp_context=context) as pool:
+
+        def submit(job: ReportJob) -> Future[ReportOutcome]:
+            return pool.submit(_render_in_worker, job, pdf, figures_for(job))
+
+        # the comparison of every run goes first (the longest report) and overlaps the reviews
+        comparison = submit(_comparison_job(dirs, out_dir)) if len(dirs) >= 2 else None
+        for future in as_completed([submit(job) for job in reviews]):
+            finished(future.result())
+        if comparison is not None:
+            outcome = comparison.result()
+            ok = {o.job.inputs[0] for o in done if o.ok}
+            rendered = [d for d in dirs if d in ok]
+            if not outcome.ok and len(rendered) < len(dirs):  # compare the runs that rendered
+                job = _comparison_job(rendered, out_dir)
+                outcome = (
+                    submit(job).result()
+                    if len(rendered) >= 2
+                    else ReportOutcome(job, error="fewer than two reviews rendered")
+                )
+            finished(outcome)
+    order = {d: i for i, d in enumerate(dirs)}
+    reports = sorted(done, key=lambda o: (o.job.kind != "review", order.get(o.job.inputs[0], 0)))
+    index = _render_index(reports, out_dir, root, title or f"ssdlab reports: {root.resolve().name}")
+    finished(index)
+    return BatchResult(reports, index)
+
+
+def _review_title(results_dir: Path) -> str | None:
+    try:
+        return review_title(Manifest.load(results_dir))
+    except SsdlabError:
+        return None  # the review will fail and say why
+
+
+def _comparison_job(dirs: Sequence[Path], out_dir: Path) -> ReportJob:
+    try:
+        title = f"Comparison: {comparison_title(display_names([Manifest.load(d) for d in dirs]))}"
+    except SsdlabError:
+        title = None  # the comparison will fail and say why
+    return ReportJob("comparison", tuple(dirs), out_dir / f"{COMPARISON}.html", title=title)
+
+
+def _render_index(
+    reports: list[ReportOutcome], out_dir: Path, root: Path, title: str
+) -> ReportOutcome:
+    from .report import render_report
+
+    job = ReportJob("index", (), out_dir / INDEX, title=title)
+    start = time.monotonic()
+    params = {
+        "title": title,
+        "reports": [o.entry(out_dir, root) for o in reports],
+        "results_dirs": [
+            str(o.job.inputs[0].resolve()) for o in reports if o.ok and o.job.kind == "review"
+        ],
+    }
+    outcome = ReportOutcome(job)
+    try:
+        render_report(notebook_path(INDEX_NOTEBOOK), params, job.output, title=title)
+    except SsdlabError as exc:
+        outcome.error = str(exc)
+    outcome.seconds = time.monotonic() - start
+    return outcome
+
+
+def _link(path: str | None, text: str) -> str:
+    """A link to ``path``, or the plain text when there is nothing to link to."""
+    return f'<a href="{html.escape(path)}">{html.escape(text)}</a>' if path else html.escape(text)
+
+
+def reports_section(reports: list[dict[str, Any]]) -> Section:
+    """The index's table of reports: links, PDFs, figures, and the errors of failed ones."""
+    if not reports:
+        return Section(missing="No report was rendered.")
+    failed = [r for r in reports if r["error"]]
+    rows = [
+        {
+            "Report": _link(r["html"] or r["partial"], r["title"])
+            + ("" if r["html"] else " (partial)" if r["partial"] else ""),
+            "Results": html.escape(
+                r["inputs"][0] if len(r["inputs"]) == 1 else f"{len(r['inputs'])} runs"
+            ),
+            "PDF": _link(r["pdf"], "PDF") if r["pdf"] else "",
+            "Figures": _link(r["figures"], f"{r['charts']} charts") if r["figures"] else "",
+            "Status": '<span class="ssdlab-ok">rendered</span>'
+            if not r["error"]
+            else '<span class="ssdlab-failed">failed</span>',
+            "Time": f"{r['seconds']:.1f} s",
+        }
+        for r in reports
+    ]
+    frame = pl.DataFrame(rows)
+    sentences = [f"{len(reports) - len(failed)} of {len(reports)} reports rendered."]
+    for r in failed:
+        where = ", ".join(r["inputs"])
+        name = r["title"] if r["title"] == where else f"{r['title']} ({where})"
+        sentences.append(f"{name} failed: {r['error']}")
+    return Section(
+        sentences,
+        [
+            table(
+                frame,
+                None,
+                markup=("Report", "Results", "PDF", "Figures", "Status"),
+                numeric=("Time",),
+            )
+        ],
+    )

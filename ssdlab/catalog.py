@@ -1,0 +1,189 @@
+"""A results root as one dataset: every results directory's tidy frames as Parquet, queried
+with SQL through an embedded DuckDB database (no server).
+
+``catalog(root)`` finds every results directory at or below ``root``, caches its frames as
+Parquet under ``root/.ssdlab-catalog/frames/<frame>/`` (rebuilt when a manifest changes) and
+returns a DuckDB connection to ``root/.ssdlab-catalog/catalog.duckdb`` with one view per
+frame over all runs::
+
+    con = ssdlab.catalog("results")
+    con.sql("select label, step, iops from summary where direction = 'read'").pl()
+    con.table("runs").df()   # pandas
+
+Views: ``runs`` (one row per results directory), ``summary``, ``timeseries``,
+``latency_hist``, ``percentiles``, ``snapshots``, ``rounds``, ``steady_state`` and the
+registered extra frames (``smart``, ``power``, ``act_trials`` ...) that some run has; every
+row carries ``run_id`` and ``results_dir`` (relative to the root). Results directories that
+cannot be loaded are listed in the table ``skipped`` (``results_dir``, ``error``).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import io
+import os
+from pathlib import Path
+
+import duckdb
+import polars as pl
+
+from . import __version__
+from .atomic import write_bytes_atomic
+from .errors import InputError, SsdlabError
+from .manifest import MANIFEST
+from .results import FRAME_BUILDERS, Results, load
+
+CATALOG_DIR = ".ssdlab-catalog"
+DATABASE = "catalog.duckdb"
+CORE_FRAMES = (
+    "summary",
+    "timeseries",
+    "latency_hist",
+    "percentiles",
+    "snapshots",
+    "rounds",
+    "steady_state",
+)
+
+
+def find_results(root: Path | str, exclude: tuple[Path, ...] = ()) -> list[Path]:
+    """Results directories (holding ``manifest.json``) at or below ``root``, sorted.
+
+    Hidden directories, directories inside a results directory and ``exclude`` are skipped.
+    """
+    root = Path(root)
+    if not root.is_dir():
+        raise InputError(f"{root}: no such directory")
+    excluded = {p.resolve() for p in exclude}
+    found = []
+    for dirpath, dirnames, filenames in os.walk(root):
+        path = Path(dirpath)
+        if MANIFEST in filenames:
+            found.append(path)
+            dirnames.clear()
+            continue
+        dirnames[:] = sorted(
+            d for d in dirnames if not d.startswith(".") and (path / d).resolve() not in excluded
+        )
+    return sorted(found)
+
+
+def _key(root: Path, results_dir: Path) -> str:
+    """Cache key of a results directory: its place under the root, its manifest's state, and
+    the ssdlab version and frame builders that made the frames."""
+    stat = (results_dir / MANIFEST).stat()
+    builders = ",".join(f"{k}={v}" for k, v in sorted(FRAME_BUILDERS.items()))
+    text = f"{results_dir.relative_to(root)}|{stat.st_mtime_ns}|{stat.st_size}|{__version__}"
+    return hashlib.sha1(f"{text}|{builders}".encode()).hexdigest()[:16]
+
+
+def _run_row(results: Results, relative: str) -> pl.DataFrame:
+    m = results.manifest
+    device = (m.target.device or {}) if m.target else {}
+    return pl.DataFrame(
+        [
+            {
+                "run_id": m.run_id,
+                "label": m.label,
+                "results_dir": relative,
+                "path": str(results.path.resolve()),
+                "source": m.source,
+                "suite": m.suite,
+                "status": m.status,
+                "started": m.started,
+                "ended": m.ended,
+                "host": m.host.hostname if m.host else None,
+                "model": device.get("model"),
+                "serial": device.get("serial"),
+                "firmware": device.get("firmware"),
+                "fio_version": m.fio_version,
+                "steps": len(m.steps),
+            }
+        ]
+    )
+
+
+def _frames(results: Results, relative: str) -> dict[str, pl.DataFrame]:
+    """Every non-empty frame of a run, tagged with ``run_id`` and ``results_dir``."""
+    frames = {name: getattr(results, name) for name in CORE_FRAMES} | results.extra
+    tagged = {}
+    for name, frame in frames.items():
+        if not frame.height:
+            continue
+        if "run_id" not in frame.columns:
+            frame = frame.with_columns(run_id=pl.lit(results.manifest.run_id))
+        tagged[name] = frame.with_columns(results_dir=pl.lit(relative))
+    return tagged | {"runs": _run_row(results, relative)}
+
+
+def _write_parquet(frame: pl.DataFrame, path: Path) -> None:
+    buffer = io.BytesIO()
+    frame.write_parquet(buffer)
+    write_bytes_atomic(path, buffer.getvalue())
+
+
+def sync(root: Path | str) -> tuple[Path, list[tuple[str, str]]]:
+    """Bring the Parquet cache of ``root`` up to date; return its frames directory and the
+    results directories that could not be loaded (relative path, error)."""
+    root = Path(root)
+    frames_dir = root / CATALOG_DIR / "frames"
+    current = {d: _key(root, d) for d in find_results(root)}
+    valid = set(current.values())
+    for stale in frames_dir.glob("*/*.parquet"):
+        if stale.stem not in valid:
+            stale.unlink()
+    skipped = []
+    for results_dir, key in current.items():
+        if (frames_dir / "runs" / f"{key}.parquet").is_file():
+            continue
+        relative = str(results_dir.relative_to(root))
+        try:
+            results = load(results_dir)
+        except SsdlabError as exc:
+            skipped.append((relative, str(exc)))
+            continue
+        frames = _frames(results, relative)
+        runs = frames.pop("runs")
+        for name, frame in frames.items():
+            _write_parquet(frame, frames_dir / name / f"{key}.parquet")
+        _write_parquet(runs, frames_dir / "runs" / f"{key}.parquet")  # last: marks it complete
+    return frames_dir, skipped
+
+
+def catalog(root: Path | str, *, database: Path | str | None = None) -> duckdb.DuckDBPyConnection:
+    """A DuckDB connection with one view per frame over every results directory under
+    ``root`` (see the module docstring). ``database`` defaults to the catalog's own file;
+    ``":memory:"`` keeps it in memory."""
+    root = Path(root)
+    frames_dir, skipped = sync(root)
+    path = str(database or root / CATALOG_DIR / DATABASE)
+    try:
+        con = duckdb.connect(path)
+    except duckdb.IOException as exc:
+        raise SsdlabError(
+            f"{path}: cannot open the catalog database ({exc}); another process has it open: "
+            "close it, or pass database=':memory:'"
+        ) from None
+    present = (
+        {d.name for d in frames_dir.iterdir() if any(d.glob("*.parquet"))}
+        if (frames_dir.is_dir())
+        else set()
+    )
+    for (name,) in con.execute(
+        "select view_name from duckdb_views() where not internal and schema_name = 'main'"
+    ).fetchall():
+        if name not in present:
+            con.execute(f'drop view "{name}"')
+    for name in sorted(present):
+        pattern = str(frames_dir / name / "*.parquet").replace("'", "''")
+        con.execute(
+            f'create or replace view "{name}" as select * from '
+            f"read_parquet('{pattern}', union_by_name = true)"
+        )
+    problems = pl.DataFrame(
+        skipped, schema={"results_dir": pl.String, "error": pl.String}, orient="row"
+    )
+    con.register("_skipped", problems)
+    con.execute("create or replace table skipped as select * from _skipped")
+    con.unregister("_skipped")
+    return con

@@ -1,0 +1,172 @@
+"""Batch rendering: reviews in parallel, a comparison, an index; failures do not stop it.
+
+The results root holds the sample run, an import of its fio files, and a directory whose
+manifest is broken (its review fails). The first notebook kernel started is made to die (a
+``sitecustomize`` on PYTHONPATH, active only in kernels), so one report renders only because
+the kernel start is retried. (A report failing inside its notebook is tested in
+test_review.py.)
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+from pathlib import Path
+
+import nbformat
+import pytest
+from bs4 import BeautifulSoup
+from conftest import ROOT, ssdlab_cli
+
+from ssdlab.catalog import find_results
+from ssdlab.report import chromium
+from ssdlab.report.renderer import VEGALITE_MIME
+
+DEMO = ROOT / "data" / "quick-demo"
+KILL_FIRST_KERNEL = """
+import os, sys
+marker = os.environ.get("SSDLAB_TEST_KERNEL_MARKER")
+if marker and any("ipykernel_launcher" in a for a in sys.orig_argv):
+    try:
+        os.close(os.open(marker, os.O_CREAT | os.O_EXCL))
+    except FileExistsError:
+        pass
+    else:
+        os._exit(1)
+"""
+
+
+@pytest.fixture(scope="module")
+def results_root(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    root = tmp_path_factory.mktemp("root")
+    shutil.copytree(DEMO, root / "good")
+    proc = ssdlab_cli(
+        "import", DEMO / "steps", "--out", root / "vendor" / "imported", "--label", "imported demo"
+    )
+    assert proc.returncode == 0, proc.stderr
+    (root / "broken").mkdir()
+    (root / "broken" / "manifest.json").write_text("{}")
+    return root
+
+
+@pytest.fixture(scope="module")
+def batch(results_root: Path, tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, str]:
+    """Output directory and stderr of ``ssdlab batch`` (exit status checked here)."""
+    work = tmp_path_factory.mktemp("batch")
+    (work / "site").mkdir()
+    (work / "site" / "sitecustomize.py").write_text(KILL_FIRST_KERNEL)
+    env = {"PYTHONPATH": str(work / "site"), "SSDLAB_TEST_KERNEL_MARKER": str(work / "killed")}
+    out = work / "out"
+    saved = {k: os.environ.get(k) for k in env}
+    os.environ.update(env)
+    try:
+        proc = ssdlab_cli(
+            "batch", results_root, "-o", out, "-j", "2", "--figures", work / "figures"
+        )
+    finally:
+        for key, value in saved.items():
+            if value is None:
+                del os.environ[key]
+            else:
+                os.environ[key] = value
+    assert (work / "killed").exists()  # a kernel did die
+    assert proc.returncode == 1, proc.stderr
+    return out, proc.stderr
+
+
+def test_find_results_skips_hidden_directories(results_root: Path) -> None:
+    (results_root / ".ssdlab-catalog" / "x").mkdir(parents=True)
+    shutil.copy(DEMO / "manifest.json", results_root / ".ssdlab-catalog" / "x")
+    assert find_results(results_root) == [
+        results_root / "broken",
+        results_root / "good",
+        results_root / "vendor" / "imported",
+    ]
+
+
+def test_failure_is_listed_and_the_rest_renders(
+    batch: tuple[Path, str], results_root: Path
+) -> None:
+    out, stderr = batch
+    lines = stderr.strip().splitlines()
+    assert sorted(line.split(" (")[0] for line in lines if line.startswith("rendered")) == [
+        "rendered comparison.html",
+        "rendered good.html",
+        "rendered index.html",
+        "rendered vendor-imported.html",
+    ]
+    (failed,) = [line for line in lines if line.startswith("failed")]
+    manifest = results_root / "broken" / "manifest.json"
+    assert failed.startswith(f"failed broken.html: {manifest}: invalid manifest at run_id")
+    assert lines[-1] == f"error: 1 of 5 reports failed; see {out / 'index.html'}"
+    assert not (out / "broken.html").exists()
+
+    index = nbformat.read(out / "index.executed.ipynb", as_version=4)
+    injected = next(c for c in index.cells if "injected-parameters" in c.metadata.get("tags", []))
+    namespace: dict = {}
+    exec(injected.source, namespace)
+    reports = {r["name"]: r for r in namespace["reports"]}
+    assert sorted(reports) == ["broken", "comparison", "good", "vendor-imported"]
+    assert sorted(r["attempts"] for r in reports.values()) == [1, 1, 1, 2]  # one retried start
+    comparison = nbformat.read(out / "comparison.executed.ipynb", as_version=4)
+    assert "broken" not in comparison.cells[1].source and "good" in comparison.cells[1].source
+
+
+def test_index_links_every_report_and_draws_its_charts(
+    batch: tuple[Path, str], artifacts: Path
+) -> None:
+    out, _ = batch
+    dom = BeautifulSoup(chromium.dump_dom(out / "index.html"), "html.parser")
+    rows = dom.select(".ssdlab-main table tbody tr")
+    assert rows[0].select_one("td a") is None  # the failed review has no page
+    assert rows[0].select_one("td").get_text() == "broken"
+    links = [row.select_one("td a")["href"] for row in rows[1:4]]
+    assert links == ["good.html", "vendor-imported.html", "comparison.html"]
+    assert all((out / link).is_file() for link in links)
+    assert [row.select("td")[1].get_text() for row in rows[:4]] == [
+        "broken",
+        "good",
+        "vendor/imported",
+        "2 runs",
+    ]
+    assert rows[0].select_one(".ssdlab-failed").get_text() == "failed"
+    (failures,) = dom.select(".ssdlab-findings")[:1]
+    assert "broken failed: " in failures.get_text()
+    assert "invalid manifest at run_id" in failures.get_text()
+    assert [a["href"] for a in rows[1].select("a")][1:] == ["../figures/good"]
+
+    executed = nbformat.read(out / "index.executed.ipynb", as_version=4)
+    charts = [
+        o
+        for c in executed.cells
+        if c.cell_type == "code"
+        for o in c.outputs
+        if VEGALITE_MIME in o.get("data", {})
+    ]
+    drawn = dom.select(".ssdlab-chart .vega-embed > svg.marks")
+    assert len(charts) == 1 and len(drawn) == 1  # every test as a share of the best run
+    assert len(drawn[0].select(".mark-rect path")) >= 8
+    chromium.screenshot(out / "index.html", artifacts / "batch-index.png")
+
+
+def test_figures_of_every_rendered_report(batch: tuple[Path, str]) -> None:
+    out, _ = batch
+    figures = out.parent / "figures"
+    assert sorted(p.name for p in figures.iterdir()) == ["comparison", "good", "vendor-imported"]
+    for report in figures.iterdir():
+        executed = nbformat.read(out / f"{report.name}.executed.ipynb", as_version=4)
+        charts = sum(
+            VEGALITE_MIME in o.get("data", {})
+            for c in executed.cells
+            if c.cell_type == "code"
+            for o in c.outputs
+        )
+        assert len(list(report.glob("*.png"))) == len(list(report.glob("*.svg"))) == charts > 0
+
+
+def test_empty_root_is_an_error(tmp_path: Path) -> None:
+    proc = ssdlab_cli("batch", tmp_path, "-o", tmp_path / "out")
+    assert proc.returncode == 1
+    assert proc.stderr.strip().splitlines() == [
+        f"error: {tmp_path}: no ssdlab results directory found (no manifest.json below it)"
+    ]

@@ -1,0 +1,172 @@
+"""The results catalog (Parquet + DuckDB), the explore notebook, and ``ssdlab lab``."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from collections import Counter
+from pathlib import Path
+
+import nbformat
+import polars as pl
+import pytest
+from conftest import ROOT, ssdlab_cli
+
+import ssdlab
+from ssdlab import results as results_module
+from ssdlab.catalog import CATALOG_DIR, catalog
+from ssdlab.manifest import Manifest
+from ssdlab.report import execute_notebook
+from ssdlab.report.renderer import VEGA5_MIME, VEGALITE_MIME
+from ssdlab.resources import notebook_path
+
+DEMO = ROOT / "data" / "quick-demo"
+
+
+def power_frame(results_dir: Path, manifest: Manifest) -> pl.DataFrame:
+    """A registered extra frame: one made-up power row per step (see FRAME_BUILDERS)."""
+    return pl.DataFrame(
+        {"step_index": [s.index for s in manifest.steps], "avg_w": [5.0] * len(manifest.steps)}
+    )
+
+
+@pytest.fixture(scope="module")
+def root(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    root = tmp_path_factory.mktemp("catalog")
+    shutil.copytree(DEMO, root / "lab-a" / "demo")
+    proc = ssdlab_cli("import", DEMO / "steps", "--out", root / "imported", "--label", "imp")
+    assert proc.returncode == 0, proc.stderr
+    (root / "broken").mkdir()
+    (root / "broken" / "manifest.json").write_text("{}")
+    return root
+
+
+def test_frames_of_every_run_queryable_with_sql(
+    root: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setitem(results_module.FRAME_BUILDERS, "power", "test_catalog:power_frame")
+    con = catalog(root)
+    tables = set(con.sql("show tables").pl()["name"].to_list())
+    assert {
+        "runs",
+        "summary",
+        "timeseries",
+        "latency_hist",
+        "percentiles",
+        "power",
+        "skipped",
+    } <= tables
+    runs = con.table("runs").pl().sort("results_dir")
+    assert runs["results_dir"].to_list() == ["imported", "lab-a/demo"]
+    assert runs["label"].to_list() == ["imp", ssdlab.load(DEMO).manifest.label]
+    counts = con.sql(
+        "select results_dir, count(*) as n, sum(iops) as iops from summary group by 1 order by 1"
+    ).pl()
+    demo = ssdlab.load(DEMO).summary
+    assert counts["n"].to_list() == [demo.height, demo.height]
+    assert counts["iops"].to_list() == pytest.approx([demo["iops"].sum()] * 2)
+    power = con.sql("select results_dir, avg(avg_w) as w, count(*) as n from power group by 1").df()
+    assert sorted(power["results_dir"]) == ["imported", "lab-a/demo"]  # pandas too
+    assert set(power["w"]) == {5.0}
+    (skipped,) = con.table("skipped").pl().iter_rows(named=True)
+    assert skipped["results_dir"] == "broken" and "invalid manifest" in skipped["error"]
+    con.close()
+    assert (root / CATALOG_DIR / "catalog.duckdb").is_file()
+
+
+def test_cache_is_reused_and_follows_changes(root: Path) -> None:
+    catalog(root).close()
+    frames = root / CATALOG_DIR / "frames"
+    before = {p: p.stat().st_mtime_ns for p in frames.glob("*/*.parquet")}
+    catalog(root).close()
+    assert {p: p.stat().st_mtime_ns for p in frames.glob("*/*.parquet")} == before
+
+    manifest_path = root / "imported" / "manifest.json"
+    manifest = json.loads(manifest_path.read_text())
+    manifest["label"] = "renamed"
+    manifest_path.write_text(json.dumps(manifest))
+    con = catalog(root)
+    labels = con.sql("select results_dir, label from runs order by 1").pl()["label"]
+    assert labels.to_list() == ["renamed", ssdlab.load(DEMO).manifest.label]
+    con.close()
+    old, new = Counter(p.stem for p in before), Counter(p.stem for p in frames.glob("*/*.parquet"))
+    (kept,) = set(old) & set(new)  # the unchanged run's files stay; the renamed one's replaced
+    assert len(new) == 2 and sorted(new.values()) == sorted(old.values())
+    assert all(p.stat().st_mtime_ns == before[p] for p in frames.glob(f"*/{kept}.parquet"))
+
+
+def test_explore_notebook_has_interactive_charts(root: Path, tmp_path: Path) -> None:
+    nb = execute_notebook(
+        notebook_path("explore"), tmp_path / "explore.ipynb", {"results_root": str(root)}
+    )
+    nbformat.validate(nb)
+    charts = [
+        o.data
+        for c in nb.cells
+        if c.cell_type == "code"
+        for o in c.outputs
+        if VEGALITE_MIME in o.get("data", {})
+    ]
+    assert len(charts) == 2
+    for data in charts:
+        spec = json.dumps(data[VEGALITE_MIME])
+        assert '"params"' in spec and '"tooltip"' in spec  # selections and tooltips
+        assert data[VEGA5_MIME]["$schema"].endswith("vega/v5.json")  # what JupyterLab draws
+    assert '"bind": "scales"' in json.dumps(charts[0][VEGALITE_MIME])  # zoom and pan
+    tables = [
+        o
+        for c in nb.cells
+        if c.cell_type == "code"
+        for o in c.outputs
+        if "text/html" in o.get("data", {})
+    ]
+    assert len(tables) >= 4  # show tables, runs, the SQL query, one run's summary
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def test_lab_opens_jupyterlab_on_the_root(root: Path) -> None:
+    port, token = _free_port(), "ssdlab-test"
+    lab = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "ssdlab",
+            "lab",
+            str(root),
+            "--no-browser",
+            "--port",
+            str(port),
+            f"--IdentityProvider.token={token}",
+        ],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    url = f"http://127.0.0.1:{port}/api/contents/explore.ipynb?content=0&token={token}"
+    try:
+        for _ in range(120):
+            assert lab.poll() is None, lab.stderr.read() if lab.stderr else ""
+            try:
+                with urllib.request.urlopen(url, timeout=2) as response:
+                    listed = json.load(response)
+                break
+            except OSError:
+                time.sleep(0.5)
+        else:
+            pytest.fail("JupyterLab did not answer within 60 s")
+    finally:
+        lab.terminate()
+        lab.wait(timeout=30)
+    assert listed["name"] == "explore.ipynb" and listed["type"] == "notebook"
+    copied = nbformat.read(root / "explore.ipynb", as_version=4)
+    assert copied.cells[0].source.startswith('results_root = "."')
