@@ -45,6 +45,7 @@ from .endurance import (
     wear_check,
 )
 from .power import efficiency, step_power
+from .power.steps import STEP_POWER_COLUMNS
 from .record import SmartRecord
 from .snapshot import smart_delta, waf
 
@@ -85,22 +86,16 @@ WINDOW_SCHEMA = {
     "iops": pl.Float64,
     "bw_bytes_s": pl.Float64,
 }
-POWER_SCHEMA = {
-    "step_index": pl.Int64,
-    "step": pl.String,
-    "start_s": pl.Float64,
-    "end_s": pl.Float64,
-    "samples": pl.Int64,
-    "avg_w": pl.Float64,
-    "min_w": pl.Float64,
-    "max_w": pl.Float64,
-    "covered": pl.Boolean,
-    "reason": pl.String,
-    "iops": pl.Float64,
-    "bw_bytes_s": pl.Float64,
-    "mb_s_per_w": pl.Float64,
-    "iops_per_w": pl.Float64,
-}
+POWER_SCHEMA = (
+    {"step_index": pl.Int64, "step": pl.String}
+    | STEP_POWER_COLUMNS
+    | {
+        "iops": pl.Float64,
+        "bw_bytes_s": pl.Float64,
+        "mb_s_per_w": pl.Float64,
+        "iops_per_w": pl.Float64,
+    }
+)
 POWER_TRACE_SCHEMA = {
     "step_index": pl.Int64,
     "step": pl.String,

@@ -17,6 +17,18 @@ import polars as pl
 from ...errors import InputError
 from .trace import PowerTrace, require_columns
 
+#: columns of :func:`step_power` after ``step``
+STEP_POWER_COLUMNS = {
+    "start_s": pl.Float64,
+    "end_s": pl.Float64,
+    "samples": pl.Int64,
+    "avg_w": pl.Float64,
+    "min_w": pl.Float64,
+    "max_w": pl.Float64,
+    "covered": pl.Boolean,
+    "reason": pl.String,
+}
+
 
 def _require(frame: pl.DataFrame, names: list[str], what: str, numeric: list[str]) -> None:
     require_columns(frame, names, f"{what} frame")
@@ -91,18 +103,7 @@ def step_power(
                 "reason": reason,
             }
         )
-    schema = {
-        "step": windows.schema["step"],
-        "start_s": pl.Float64,
-        "end_s": pl.Float64,
-        "samples": pl.Int64,
-        "avg_w": pl.Float64,
-        "min_w": pl.Float64,
-        "max_w": pl.Float64,
-        "covered": pl.Boolean,
-        "reason": pl.String,
-    }
-    return pl.DataFrame(rows, schema=schema)
+    return pl.DataFrame(rows, schema={"step": windows.schema["step"]} | STEP_POWER_COLUMNS)
 
 
 def efficiency(step_power: pl.DataFrame, summary: pl.DataFrame) -> pl.DataFrame:
