@@ -25,6 +25,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from ..errors import InputError
+from ..io.text import read_text
 
 _VERSION_RE = re.compile(r"^ACT version (\S+)$")
 _CPUS_RE = re.compile(r"^detected (\d+) CPUs$")
@@ -263,13 +264,7 @@ def read_act_log(path: str | Path) -> ActLog:
     or non-ACT file, or another ACT major version raises :class:`InputError`.
     """
     path = Path(path)
-    try:
-        raw = path.read_bytes()
-    except OSError as exc:
-        raise InputError(f"{path}: cannot read: {exc.strerror}") from None
-    if b"\0" in raw[:4096]:
-        raise InputError(f"{path}: binary file, not an ACT log")
-    text = raw.decode("utf-8", errors="replace")
+    text = read_text(path, "an ACT log")
     if not text.strip():
         raise InputError(f"{path}: empty file")
     lines = text.splitlines()

@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import InputError
+from ..io.text import read_text
 
 _DIGITS = re.compile(r"\d+", re.ASCII)
 _LONG_DOUBLE = re.compile(r"\d+\.\d{6}", re.ASCII)  # printf("%Lf")
@@ -71,17 +72,6 @@ def parse_json(text: str, path: Path) -> Any:
             f"{path}: truncated or malformed JSON at line {exc.lineno}, column {exc.colno}: "
             f"{exc.msg}"
         ) from None
-
-
-def read_text(path: Path) -> str:
-    """The file's text; InputError when it cannot be read or is binary."""
-    try:
-        raw = path.read_bytes()
-    except OSError as exc:
-        raise InputError(f"{path}: cannot read: {exc.strerror}") from None
-    if b"\0" in raw[:4096]:
-        raise InputError(f"{path}: binary file, not a text or JSON capture")
-    return raw.decode("utf-8", errors="replace")
 
 
 def load_json_object(path: str | Path, what: str, required: tuple[str, ...]) -> dict[str, Any]:

@@ -23,7 +23,7 @@ import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 from ..errors import InputError
-from ._values import read_text
+from ..io.text import read_text
 from .record import SmartRecord
 
 TB = 10**12

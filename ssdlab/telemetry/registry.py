@@ -15,7 +15,8 @@ from pathlib import Path
 from typing import Any, Generic, TypeVar
 
 from ..errors import InputError
-from ._values import parse_json, read_text
+from ..io.text import read_text
+from ._values import parse_json
 
 R = TypeVar("R")
 

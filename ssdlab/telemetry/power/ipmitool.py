@@ -19,7 +19,7 @@ from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 import polars as pl
 
 from ...errors import InputError
-from .._values import read_text
+from ...io.text import read_text
 from ..registry import Probe
 from .trace import PowerTrace
 
