@@ -24,9 +24,12 @@ import) gives an empty frame with the columns below. Units follow the column nam
 
 from __future__ import annotations
 
+import functools
 import math
+from collections.abc import Callable
 from datetime import datetime
 from pathlib import Path
+from typing import TypeVar
 
 import polars as pl
 
@@ -141,6 +144,27 @@ def _steps(results_dir: Path, manifest: Manifest) -> list[tuple[StepRecord, Path
     ]
 
 
+T = TypeVar("T")
+
+
+def _per_load(func: Callable[[Path, Manifest], T]) -> Callable[[Path, Manifest], T]:
+    """Reuse the last result for the same results directory and manifest: one
+    :func:`ssdlab.load` asks for the smart, waf and endurance frames (and both power frames),
+    which would otherwise read the same captures and fio outputs again."""
+    last: dict[tuple[str, str], T] = {}
+
+    @functools.wraps(func)
+    def wrapper(results_dir: Path, manifest: Manifest) -> T:
+        key = (str(Path(results_dir).resolve()), manifest.model_dump_json())
+        if key not in last:
+            last.clear()
+            last[key] = func(results_dir, manifest)
+        return last[key]
+
+    return wrapper
+
+
+@_per_load
 def _snapshots(
     results_dir: Path, manifest: Manifest
 ) -> list[tuple[StepRecord, str, datetime | None, SmartRecord]]:
@@ -226,6 +250,7 @@ def _measured_window(fio: FioJson, step_dir: Path) -> tuple[float, float] | str:
     return min(w[0] for w in windows), max(w[1] for w in windows)
 
 
+@_per_load
 def step_windows(results_dir: Path, manifest: Manifest) -> pl.DataFrame:
     """Each loadable step's measured window (or ``window_reason``) and its IOPS and bytes/s."""
     rows = []
