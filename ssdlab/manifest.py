@@ -65,6 +65,7 @@ class Manifest(BaseModel):
     target: TargetInfo | None = None
     host: HostInfo | None = None
     fio_version: str = ""
+    fio_clocksource: str | None = None  # pinned for every step; None: fio chose per process
     ssdlab_version: str = ""
     created: datetime = Field(default_factory=now)
     started: datetime | None = None

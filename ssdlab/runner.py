@@ -31,7 +31,7 @@ from rich.console import Console
 from . import __version__
 from .analysis.steady_state import steady_round
 from .errors import InputError, SsdlabError
-from .fio import FioOutcome, fio_binary, fio_version, job_file, run_fio
+from .fio import FioOutcome, fio_binary, fio_version, job_file, pinned_clocksource, run_fio
 from .io import read_fio_json
 from .manifest import MANIFEST, Manifest, StepRecord, now
 from .progress import RunDisplay
@@ -191,6 +191,7 @@ class _Run:
         self.call(record.notes, "before_step", partial, record)
         self.display.start_step(label, planned_s)
         outcome = self.launch(partial, record)
+        record.notes += [n for n in outcome.notes if n.startswith("fio:")]  # fio's warnings
         self.call(record.notes, "after_step", partial, record)
         error, inspected = outcome.error, None
         if error is None or outcome.interrupted:
@@ -210,7 +211,13 @@ class _Run:
         assert target is not None
         record.direct = step.direct and target.direct_supported
         header = f"ssdlab {__version__}: suite {self.manifest.suite}, step {step.name}"
-        job = job_file(step, target.path, direct=record.direct, header=header)
+        job = job_file(
+            step,
+            target.path,
+            direct=record.direct,
+            header=header,
+            clocksource=self.manifest.fio_clocksource,
+        )
         label = f"[{record.index}] {step.name}"
         outcome, error, headline = self.execute(
             record, job, label, step.planned_s, lambda d: inspect_step(d)[1]
@@ -320,6 +327,8 @@ def run_suite(
     )
     if purge_first and fresh:
         manifest.purge = purge(manifest.target)
+    if fresh:  # a resumed run keeps timing itself the way it started
+        manifest.fio_clocksource = pinned_clocksource(manifest.host)
     manifest.fio_version = fio_version(binary)
     manifest.ssdlab_version = __version__
     manifest.status, manifest.started, manifest.ended = "running", manifest.started or now(), None

@@ -9,6 +9,8 @@ from pathlib import Path
 
 from pydantic import BaseModel
 
+CLOCKSOURCE = "/sys/devices/system/clocksource/clocksource0/current_clocksource"
+
 
 class HostInfo(BaseModel):
     hostname: str
@@ -18,6 +20,8 @@ class HostInfo(BaseModel):
     cpu_count: int
     memory_bytes: int | None = None
     python: str
+    clocksource: str | None = None  # the kernel's, e.g. "tsc" or "kvm-clock"
+    invariant_tsc: bool | None = None  # constant_tsc and nonstop_tsc: fio trusts such a TSC
 
 
 def _os_name() -> str:
@@ -30,14 +34,27 @@ def _os_name() -> str:
     return platform.system()
 
 
-def _cpu_model() -> str:
+def _cpuinfo(key: str) -> str | None:
+    """The first ``key : value`` of /proc/cpuinfo."""
     try:
         for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith("model name"):
+            if line.startswith(key):
                 return line.split(":", 1)[1].strip()
     except OSError:
         pass
-    return platform.processor() or platform.machine()
+    return None
+
+
+def _invariant_tsc() -> bool | None:
+    flags = _cpuinfo("flags")
+    return None if flags is None else {"constant_tsc", "nonstop_tsc"} <= set(flags.split())
+
+
+def _kernel_clocksource() -> str | None:
+    try:
+        return Path(CLOCKSOURCE).read_text().strip() or None
+    except OSError:
+        return None
 
 
 def _memory_bytes() -> int | None:
@@ -48,13 +65,15 @@ def _memory_bytes() -> int | None:
 
 
 def host_info() -> HostInfo:
-    """Hostname, kernel, OS, CPU and memory of this machine."""
+    """Hostname, kernel, OS, CPU, memory and clocks of this machine."""
     return HostInfo(
         hostname=socket.gethostname(),
         kernel=platform.release(),
         os=_os_name(),
-        cpu_model=_cpu_model(),
+        cpu_model=_cpuinfo("model name") or platform.processor() or platform.machine(),
         cpu_count=os.cpu_count() or 1,
         memory_bytes=_memory_bytes(),
         python=platform.python_version(),
+        clocksource=_kernel_clocksource(),
+        invariant_tsc=_invariant_tsc(),
     )

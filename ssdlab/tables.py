@@ -198,11 +198,18 @@ def drive_facts(manifest: Manifest, summary: pl.DataFrame | None = None) -> pl.D
             ("Host", host.hostname),
             ("OS / kernel", f"{host.os} / {host.kernel}"),
             ("CPU", f"{host.cpu_model} ({host.cpu_count} threads){memory}"),
+            ("fio clock", _fio_clock(manifest.fio_clocksource, host.clocksource)),
         ]
     elif summary is not None and "hostname" in summary.columns:
         hosts = summary["hostname"].drop_nulls().unique().sort().to_list()
         facts.append(("Host", ", ".join(hosts)))
     return facts_table(facts)
+
+
+def _fio_clock(pinned: str | None, kernel: str | None) -> str | None:
+    if pinned:
+        return f"clocksource={pinned} for every step (kernel clock: {kernel})"
+    return f"chosen by fio (kernel clock: {kernel})" if kernel else None
 
 
 def _capacity(size_bytes: int | None) -> str | None:

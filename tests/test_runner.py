@@ -16,6 +16,8 @@ from conftest import ssdlab_cli
 
 import ssdlab
 from ssdlab.errors import InputError
+from ssdlab.fio import pinned_clocksource
+from ssdlab.sysinfo import CLOCKSOURCE, HostInfo
 
 
 def manifest(out: Path) -> dict:
@@ -257,3 +259,32 @@ def test_fio_status_lines(line: str, percent: float, iops: float, bw: float, eta
     assert status is not None and status.percent == percent and status.eta_s == eta
     assert status.iops == pytest.approx(iops) and status.bw_bytes_s == pytest.approx(bw)
     assert parse_status_line("fio: some note") is None
+
+
+def test_every_step_of_a_run_times_itself_with_the_clock_the_manifest_records(
+    tiny_run: Path,
+) -> None:
+    m = manifest(tiny_run)
+    host = HostInfo(**m["host"])
+    assert host.clocksource == Path(CLOCKSOURCE).read_text().strip()
+    assert m["fio_clocksource"] == pinned_clocksource(host)
+    for step in m["steps"]:
+        d = tiny_run / "steps" / step["dir"]
+        lines = (d / "job.fio").read_text().splitlines()
+        pinned = [line.split("=", 1)[1] for line in lines if line.startswith("clocksource=")]
+        assert pinned == ([m["fio_clocksource"]] if m["fio_clocksource"] else [])
+        assert "may not be reliable" not in (d / "fio.stderr").read_text() + str(step["notes"])
+
+
+@pytest.mark.parametrize(
+    ("kernel_clock", "invariant", "expected"),
+    [("tsc", True, "cpu"), ("tsc", False, None), ("kvm-clock", True, None), (None, None, None)],
+)
+def test_fio_clock_is_pinned_only_where_the_kernel_itself_trusts_the_tsc(
+    kernel_clock: str | None, invariant: bool | None, expected: str | None
+) -> None:
+    host = HostInfo(
+        hostname="h", kernel="k", os="o", cpu_model="c", cpu_count=1, python="3",
+        clocksource=kernel_clock, invariant_tsc=invariant,
+    )  # fmt: skip
+    assert pinned_clocksource(host) == expected
