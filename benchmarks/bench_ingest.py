@@ -128,7 +128,7 @@ def main() -> None:
     parser.add_argument(
         "--workdir", type=Path, default=Path(tempfile.gettempdir()) / "ssdlab-bench"
     )
-    parser.add_argument("--seconds", type=int, default=150, help="log rows per file")
+    parser.add_argument("--seconds", type=int, default=240, help="log rows per file")
     parser.add_argument("--log-gb", type=float, default=1.0)
     args = parser.parse_args()
     sweep = args.workdir / "sweep"
@@ -150,14 +150,15 @@ def main() -> None:
     baseline = min(read_all_bytes(files) for _ in range(3))
     out = args.workdir / "imported"
     timings = []
-    for _ in range(2):
+    for _ in range(3):  # the first run also pays for first use of polars and the allocator
         shutil.rmtree(out, ignore_errors=True)
         start = time.perf_counter()
         import_results([sweep], out)
         timings.append(time.perf_counter() - start)
     ingest = min(timings)
     print(f"read bytes from page cache: {baseline:.3f} s")
-    print(f"ssdlab import (frames + results dir): {ingest:.3f} s")
+    runs = ", ".join(f"{t:.3f}" for t in timings)
+    print(f"ssdlab import (frames + results dir): {ingest:.3f} s (best of {runs})")
     print(f"sweep ingest ratio: {ingest / baseline:.2f}x (target <= 3x)")
 
     log_size = big.stat().st_size
@@ -174,7 +175,12 @@ def main() -> None:
         f"read_fio_log({str(big)!r}, kind='clat')\n" + EPILOGUE
     )
     child(polars_code)  # warm the page cache
-    (p_s, p_rss), (s_s, s_rss) = child(polars_code), child(ssdlab_code)
+    theirs, ours = [], []
+    for _ in range(3):  # alternating; time: the best run, memory: the largest peak
+        theirs.append(child(polars_code))
+        ours.append(child(ssdlab_code))
+    p_s, p_rss = min(t for t, _ in theirs), max(m for _, m in theirs)
+    s_s, s_rss = min(t for t, _ in ours), max(m for _, m in ours)
     print(f"1 GB per-I/O log ({log_size / 1e9:.2f} GB): polars.read_csv {p_s:.2f} s, "
           f"read_fio_log {s_s:.2f} s -> {s_s / p_s:.2f}x (target <= 1.5x)")  # fmt: skip
     print(f"peak memory: polars {p_rss / log_size:.2f}x, read_fio_log {s_rss / log_size:.2f}x "

@@ -63,11 +63,12 @@ class ImportReport:
 
 def sniff(head: bytes) -> str | None:
     """``json``, ``log``, ``hist`` or None, from the first bytes of a file; or a reason."""
+    end = head.find(b"\n")
+    first = head if end < 0 else head[:end]
+    if _LOG_ROW.match(first):  # first: a log's first line settles it without a scan
+        return "hist" if first.count(b",") + 1 >= HIST_MIN_COLUMNS else "log"
     if b'"fio version"' in head:
         return "json"
-    first = head.split(b"\n", 1)[0]
-    if _LOG_ROW.match(first):
-        return "hist" if first.count(b",") + 1 >= HIST_MIN_COLUMNS else "log"
     return None
 
 
@@ -83,17 +84,18 @@ def _why_not(head: bytes) -> str:
     return "not fio output (no fio JSON result or log rows)"
 
 
-def _walk(paths: Iterable[Path]) -> list[Path]:
-    files: list[Path] = []
+def _walk(paths: Iterable[Path]) -> list[str]:
+    """Every file under ``paths``, as strings (cheaper than Path objects by the ten thousand)."""
+    files: list[str] = []
     for root in paths:
         if root.is_file():
-            files.append(root)
+            files.append(str(root))
             continue
         if not root.is_dir():
             raise InputError(f"{root}: no such file or directory")
         for dirpath, dirnames, filenames in os.walk(root):
             dirnames.sort()
-            files += [Path(dirpath, f) for f in sorted(filenames)]
+            files += [f"{dirpath}{os.sep}{f}" for f in sorted(filenames)]
     return files
 
 
@@ -105,10 +107,19 @@ def _step_name(path: Path, roots: list[Path]) -> str:
     return path.stem
 
 
-def _read(path: Path) -> bytes:
-    """A file's bytes, or only its head when it is too large to keep in memory."""
-    with path.open("rb") as fh:
-        return fh.read() if path.stat().st_size <= KEEP_BYTES else fh.read(SNIFF_BYTES)
+def _read(path: str) -> tuple[bytes, bool]:
+    """A file's bytes and True, or only its head and False when it is too large to keep."""
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        size = os.fstat(fd).st_size
+        if size > KEEP_BYTES:
+            return os.read(fd, SNIFF_BYTES), False
+        data = os.read(fd, size + 1)
+        if len(data) > size:  # the file grew since fstat: read on to its end
+            data += b"".join(iter(lambda: os.read(fd, 2**20), b""))
+        return data, True
+    finally:
+        os.close(fd)
 
 
 def import_results(
@@ -127,17 +138,20 @@ def import_results(
     """
     if (out / MANIFEST).exists():
         raise InputError(f"{out} already holds results; import into a new directory")
-    roots = [p.absolute() for p in paths]
+    roots = [Path(os.path.normpath(p.absolute())) for p in paths]
     files = _walk(roots)
     report = ImportReport(out=out)
-    data: dict[Path, bytes] = {}
-    kinds: dict[Path, str] = {}
-    unknown: dict[Path, str] = {}  # skipped unless a JSON names them (an empty log is fine)
+    data: dict[str, bytes] = {}
+    kinds: dict[str, str] = {}
+    unknown: dict[str, str] = {}  # skipped unless a JSON names them (an empty log is fine)
+    heads_only: set[str] = set()  # files too large to keep: read again when used
     for n, path in enumerate(files, start=1):
         try:
-            data[path] = _read(path)
+            data[path], whole = _read(path)
+            if not whole:
+                heads_only.add(path)
         except OSError as exc:
-            report.skipped.append(Skipped(path, f"cannot read: {exc.strerror}"))
+            report.skipped.append(Skipped(Path(path), f"cannot read: {exc.strerror}"))
             continue
         head = data[path][:SNIFF_BYTES]
         kind = sniff(head)
@@ -150,23 +164,25 @@ def import_results(
 
     results: list[tuple[Path, FioRows, list[JobLog]]] = []
     index = LogIndex([*kinds, *unknown])
-    for path in (p for p, k in kinds.items() if k == "json"):
+    for name in (p for p, k in kinds.items() if k == "json"):
+        path = Path(name)
         try:
-            raw = path.read_bytes() if path.stat().st_size > KEEP_BYTES else data[path]
+            raw = path.read_bytes() if name in heads_only else data[name]
             parsed = parse_fio_json(raw, path)
-        except InputError as exc:
+        except (InputError, OSError) as exc:
+            why = str(exc) if isinstance(exc, InputError) else f"{path}: cannot read: {exc}"
             if strict:
-                raise
-            report.skipped.append(Skipped(path, str(exc).removeprefix(f"{path}: ")))
+                raise InputError(why) from None
+            report.skipped.append(Skipped(path, why.removeprefix(f"{path}: ")))
             continue
-        results.append((path, parsed, find_job_logs(parsed.meta, path.parent, index)))
+        results.append((path, parsed, find_job_logs(parsed.meta, os.path.dirname(name), index)))
     if not results:
         raise InputError(f"no fio JSON result found under {', '.join(map(str, paths))}")
 
     claimed = {log.path for _, _, logs in results for log in logs}
-    report.skipped += [Skipped(p, why) for p, why in unknown.items() if p not in claimed]
+    report.skipped += [Skipped(Path(p), why) for p, why in unknown.items() if p not in claimed]
     report.skipped += [
-        Skipped(p, "fio log that no imported JSON result names (write_*_log prefix)")
+        Skipped(Path(p), "fio log that no imported JSON result names (write_*_log prefix)")
         for p, kind in kinds.items()
         if kind != "json" and p not in claimed
     ]
@@ -190,7 +206,7 @@ def import_results(
     log_ids: list[dict[str, object]] = []
     for step_index, (path, _, logs) in enumerate(results, start=1):
         name = _step_name(path, roots)
-        sources = [str(path)] + [str(log.path) for log in logs]
+        sources = [str(path)] + [log.path for log in logs]
         manifest.steps.append(
             StepRecord(index=step_index, name=name, dir=str(path), status="ok", sources=sources)
         )
@@ -204,11 +220,13 @@ def import_results(
         for step_index, (_, parsed, _) in enumerate(results, start=1)
         for p in log_params(parsed.meta, runtimes, (step_index,))
     ]
+    for name in heads_only:  # read in full by the log reader
+        del data[name]
     logs, bad = load_job_logs(step_logs, log_ids, data)
     for path, reason in bad.items():
         if strict:
             raise InputError(f"{path}: {reason}")
-        report.skipped.append(Skipped(path, reason))
+        report.skipped.append(Skipped(Path(path), reason))
     series = timeseries(logs, pl.DataFrame(params), keys=["step_index"])
     names = pl.DataFrame(ids, schema={"step_index": pl.Int64, "step": pl.String})
     common = [

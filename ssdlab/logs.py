@@ -8,15 +8,16 @@ entry covers ``numjobs`` threads with ``group_reporting`` and one thread per clo
 
 from __future__ import annotations
 
+import os
 import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 import polars as pl
 
-from .io.fio_log import LogLayout, read_fio_logs
+from .io.fio_log import DIRECTION, LogLayout, read_fio_logs
 
 #: log type -> the fio option naming its prefix
 LOG_OPTIONS = {
@@ -40,11 +41,11 @@ EPOCH_MS_MIN = 10**12
 _TRUE = {"1", "true", "yes", "on"}
 
 
-@dataclass(frozen=True)
-class JobLog:
-    """One log file and the job entry (``job_index`` in the JSON) and thread it belongs to."""
+class JobLog(NamedTuple):
+    """One log file and the job entry (``job_index`` in the JSON) and thread it belongs to.
+    A light tuple with a string ``path``: an import pairs tens of thousands of them."""
 
-    path: Path
+    path: str
     kind: str
     job_index: int
     thread: int
@@ -87,15 +88,17 @@ _LOG_NAME = re.compile(
 class LogIndex:
     """fio log files by directory, prefix, type and host, from names parsed once per
     directory (so pairing thousands of results with tens of thousands of logs stays linear).
+    Directories are normalised paths (:func:`os.path.normpath`).
     """
 
-    def __init__(self, files: Iterable[Path] = ()):
-        self._dirs: dict[Path, dict[tuple[str, str, str | None], list[tuple[int, str]]]] = {}
-        by_dir: dict[Path, list[str]] = {}
+    def __init__(self, files: Iterable[str] = ()):
+        self._dirs: dict[str, dict[tuple[str, str, str | None], list[tuple[int, str]]]] = {}
+        by_dir: dict[str, list[str]] = {}
         for path in files:
-            by_dir.setdefault(path.parent, []).append(path.name)
+            directory, _, name = path.rpartition(os.sep)
+            by_dir.setdefault(directory or os.sep, []).append(name)
         for directory, names in by_dir.items():
-            self._dirs[directory] = self._parse(names)
+            self._dirs[os.path.normpath(directory)] = self._parse(names)
 
     @staticmethod
     def _parse(names: Iterable[str]) -> dict[tuple[str, str, str | None], list[tuple[int, str]]]:
@@ -108,21 +111,22 @@ class LogIndex:
         return table
 
     def lookup(
-        self, directory: Path, prefix: str, kind: str, host: str | None
+        self, directory: str, prefix: str, kind: str, host: str | None
     ) -> list[tuple[int, str]]:
         """(thread, file name) of the logs ``<prefix>_<kind>[.<thread>].log[.<host>]``."""
         if directory not in self._dirs:
-            names = [p.name for p in directory.iterdir()] if directory.is_dir() else []
+            names = os.listdir(directory) if os.path.isdir(directory) else []
             self._dirs[directory] = self._parse(names)
         return self._dirs[directory].get((prefix, kind, host), [])
 
 
 def find_job_logs(
-    meta: dict[str, Any], json_dir: Path, index: LogIndex | None = None
+    meta: dict[str, Any], json_dir: str | Path, index: LogIndex | None = None
 ) -> list[JobLog]:
     """The log files of every job of a parsed fio result (its ``meta``), looked up beside its
     JSON (or at the prefix's own path). Pass one ``index`` when pairing many results."""
     index = index or LogIndex()
+    json_dir = os.path.normpath(json_dir)
     found = []
     for job_index, threads, host in _threads(meta):
         opts = job_options(meta, job_index)
@@ -132,54 +136,60 @@ def find_job_logs(
                 continue
             if prefix in ("", "1"):  # option given without a name: fio uses the job name
                 prefix = meta["job_names"][job_index] or ""
-            prefix_path = Path(prefix)
-            directory = json_dir / prefix_path.parent
-            logs = index.lookup(directory, prefix_path.name, kind, host)
-            if not logs and prefix_path.is_absolute():  # written on another machine
+            head, name = os.path.split(prefix)
+            directory = os.path.normpath(os.path.join(json_dir, head))
+            logs = index.lookup(directory, name, kind, host)
+            if not logs and os.path.isabs(prefix):  # written on another machine
                 directory = json_dir
-                logs = index.lookup(directory, prefix_path.name, kind, host)
+                logs = index.lookup(directory, name, kind, host)
+            base = os.path.join(directory, "")
             offset = opts.get("log_offset")
             layout = (
                 None if offset is None else offset.lower() in _TRUE,
                 opts.get("log_window_value", "").lower() == "both",
             )
             found += [
-                JobLog(directory / name, kind, job_index, thread, layout)
+                JobLog(f"{base}{name}", kind, job_index, thread, layout)
                 for thread, name in logs
                 if thread in threads
             ]
     return sorted(found, key=lambda log: (log.job_index, log.kind, log.thread))
 
 
+@dataclass
+class LogRows:
+    """Rows of many log files: ``rows`` has :func:`~ssdlab.io.fio_log.read_fio_logs`'
+    columns, its ``file`` being the row of ``files``, which tags each file with
+    ``job_index``, ``thread``, ``kind`` and the caller's ids (e.g. ``step_index``)."""
+
+    rows: pl.DataFrame
+    files: pl.DataFrame
+
+
 def load_job_logs(
     found: Sequence[JobLog],
     ids: Sequence[dict[str, Any]] | None = None,
-    data: dict[Path, bytes] | None = None,
-) -> tuple[pl.DataFrame, dict[Path, str]]:
-    """The iops/bw/clat logs among ``found`` as one frame tagged with ``job_index``,
-    ``thread``, ``kind`` (and ``ids[i]`` for ``found[i]``), parsed in bulk; plus the files
-    that could not be read, with the reason. ``data`` holds bytes already read."""
-    picked = [i for i, log in enumerate(found) if log.kind in TIMESERIES_KINDS]
-    paths = [found[i].path for i in picked]
+    data: dict[str, bytes] | None = None,
+) -> tuple[LogRows, dict[str, str]]:
+    """The iops/bw/clat logs among ``found``, parsed in bulk and tagged per file (``ids[i]``
+    for ``found[i]``); plus the files that could not be read, with the reason. ``data``
+    holds bytes already read, by path (a file missing from it is read here)."""
+    picked = [log for log in found if log.kind in TIMESERIES_KINDS]
+    paths = [log.path for log in picked]
     rows, bad = read_fio_logs(
         paths,
-        [data[p] for p in paths] if data is not None else None,
-        [found[i].layout for i in picked],
+        [data.get(p) for p in paths] if data is not None else None,
+        [log.layout for log in picked],
     )
-    if not rows.height:
-        return pl.DataFrame(), {paths[n]: reason for n, reason in bad.items()}
-    tags = pl.DataFrame(
-        [
-            {"job_index": found[i].job_index, "thread": found[i].thread}
-            | {"kind": found[i].kind}
-            | (ids[i] if ids else {})
-            for i in picked
-        ],
-        schema_overrides={"job_index": pl.Int64, "thread": pl.Int64},
-    )
-    # tag rows by position (row n of ``tags`` is file n): a gather, far cheaper than a join
-    tagged = rows.with_columns(tags[c].gather(rows["file"]) for c in tags.columns).drop("file")
-    return tagged, {paths[n]: reason for n, reason in bad.items()}
+    columns = {
+        "job_index": pl.Series([log.job_index for log in picked], dtype=pl.Int64),
+        "thread": pl.Series([log.thread for log in picked], dtype=pl.Int64),
+        "kind": pl.Series([log.kind for log in picked], dtype=_KINDS),
+    }
+    if ids:
+        tags = [tag for log, tag in zip(found, ids, strict=True) if log.kind in TIMESERIES_KINDS]
+        columns |= {key: pl.Series([tag[key] for tag in tags]) for key in ids[0]}
+    return LogRows(rows, pl.DataFrame(columns)), {paths[n]: reason for n, reason in bad.items()}
 
 
 def job_runtimes(jobs: pl.DataFrame, keys: Sequence[str] = ()) -> dict[tuple, float]:
@@ -209,50 +219,93 @@ def log_params(meta: dict[str, Any], runtimes: dict[tuple, float], key: tuple = 
     ]
 
 
-def timeseries(logs: pl.DataFrame, params: pl.DataFrame, keys: Sequence[str] = ()) -> pl.DataFrame:
+def timeseries(logs: LogRows, params: pl.DataFrame, keys: Sequence[str] = ()) -> pl.DataFrame:
     """Per job entry, direction and log window: IOPS and bandwidth summed over the entry's
     threads, completion latency IOPS-weighted; for any number of results at once.
 
-    ``logs`` holds rows of iops/bw/clat logs tagged with ``keys`` (e.g. ``step_index``),
-    ``job_index``, ``thread`` and ``kind`` (:func:`load_job_logs`); ``params`` has per
-    ``keys`` + ``job_index`` the fields of :func:`log_params`. Windowed logs (``log_avg_msec``)
-    keep their windows; a window that not every thread logged (fio skips a job's last partial
-    window) is dropped rather than undercounted, and a repeated timestamp (fio's final flush)
-    keeps the full window. Per-I/O logs are counted into whole 1-second windows. ``t_s`` is
-    the end of the window in seconds since the job began measuring (``job_start`` when fio
-    gives it, else the first window's start).
+    ``logs`` holds rows of iops/bw/clat logs tagged per file with ``keys`` (e.g.
+    ``step_index``), ``job_index``, ``thread`` and ``kind`` (:func:`load_job_logs`);
+    ``params`` has per ``keys`` + ``job_index`` the fields of :func:`log_params`. Windowed
+    logs (``log_avg_msec``) keep their windows. The throughput logs (iops, else bw) say
+    which windows exist: a window that not every thread logged (fio skips a job's last
+    partial window) is dropped rather than undercounted, as is a sum that misses a thread;
+    a repeated timestamp (fio's final flush) keeps the full window. Per-I/O logs are
+    counted into whole 1-second windows. ``t_s`` is the end of the window in seconds since
+    the job began measuring (``job_start`` when fio gives it, else the first window's
+    start). A measure whose log the job did not write is null.
     """
     by = [*keys, "job_index"]
-    schema = {k: logs.schema.get(k, pl.Int64) for k in keys} | TIMESERIES_SCHEMA
-    if logs.is_empty():
+    schema = {k: logs.files.schema.get(k, pl.Int64) for k in keys} | TIMESERIES_SCHEMA
+    rows = logs.rows
+    if rows.is_empty() or params.is_empty():
         return pl.DataFrame(schema=schema)
-    first = logs.group_by(by).agg(first_ms=pl.col("time_ms").min())
+    # a file's rows are contiguous and in time order: its first row is its start
+    heads = rows.filter(rows["file"].ne_missing(rows["file"].shift(1)))
+    files = (
+        logs.files.with_row_index("file")
+        .with_columns(pl.col("file").cast(pl.Int64))
+        .join(heads.select("file", first_ms="time_ms"), on="file", how="left")
+    )
     window = pl.col("window_ms")
-    placed = params.join(first, on=by).with_columns(
-        t0=pl.when(pl.col("start_ms").is_not_null())
-        .then(pl.col("start_ms"))
-        .when(pl.col("first_ms") >= EPOCH_MS_MIN)
-        .then(pl.col("first_ms") - pl.when(window > 0).then(window).otherwise(1000))
-        .otherwise(0)
-    )
-    logs = logs.join(placed.select(*by, "t0", "window_ms", "runtime_s"), on=by).with_columns(
-        pl.col("kind").cast(_KINDS), pl.col("direction").cast(_DIRECTIONS)
-    )
-    per_thread = pl.concat(
-        [_windowed(logs.filter(window > 0), by), _per_io(logs.filter(window <= 0), by)],
-        how="diagonal_relaxed",
-    )
-    threads = per_thread.group_by(by).agg(n_threads=pl.col("thread").n_unique())
-    return (
-        per_thread.group_by(*by, "direction", "t_s")
-        .agg(
-            iops=pl.col("iops").sum(),
-            bw_bytes_s=pl.col("bw").sum(),
-            clat_mean_ns=(pl.col("clat") * pl.col("iops")).sum() / pl.col("iops").sum(),
-            logged=pl.col("iops").count(),
+    series = (
+        params.join(files.group_by(by).agg(pl.col("first_ms").min()), on=by)
+        .with_columns(
+            t0=pl.when(pl.col("start_ms").is_not_null())
+            .then(pl.col("start_ms"))
+            .when(pl.col("first_ms") >= EPOCH_MS_MIN)
+            .then(pl.col("first_ms") - pl.when(window > 0).then(window).otherwise(1000))
+            .otherwise(0)
         )
-        .join(threads, on=by)
-        .filter(pl.col("logged") == pl.col("n_threads"))
+        .select(*by, "t0", "window_ms", "runtime_s")
+        .with_row_index("series")
+    )
+    n_threads = max(files["thread"].max() or 0, 0) + 1  # type: ignore[operator]
+    files = (
+        files.join(series, on=by, how="left")
+        .with_columns(unit=pl.col("series").cast(pl.Int64) * n_threads + pl.col("thread"))
+        .sort("file")
+    )
+    per_io = bool(files["window_ms"].le(0).any())
+    tags = ["series", "unit", "kind", "t0", "window_ms"] + (["runtime_s"] if per_io else [])
+    tagged = rows.select("file", "time_ms", "value", "direction", "bs_bytes").with_columns(
+        files[c].gather(rows["file"]) for c in tags
+    )
+    if files["series"].null_count():  # logs of a job entry without parameters
+        tagged = tagged.filter(pl.col("series").is_not_null())
+    parts = [_windowed(tagged.filter(window > 0) if per_io else tagged)]
+    if per_io:
+        parts.append(_per_io(tagged.filter(window <= 0)))
+    per_thread = pl.concat(parts).with_columns(
+        clat_num=pl.col("clat") * pl.col("iops"),
+        clat_den=pl.when(pl.col("clat").is_not_null()).then(pl.col("iops")),
+    )
+    summed = per_thread.group_by("series", "direction", "t_s").agg(
+        pl.col("iops", "bw", "clat_num", "clat_den").sum(),
+        pl.col("iops", "bw", "clat").count().name.prefix("n_"),
+        clat_plain=pl.col("clat").mean(),
+    )
+    logging = (
+        files.filter(pl.col("first_ms").is_not_null())
+        .group_by("series")
+        .agg(
+            threads=pl.col("thread").n_unique(),
+            has_iops=(pl.col("kind") == "iops").any(),
+            has_bw=(pl.col("kind") == "bw").any(),
+        )
+    )
+    logged = pl.when("has_iops").then("n_iops").when("has_bw").then("n_bw").otherwise("n_clat")
+    every = pl.col("threads")
+    return (
+        summed.join(logging, on="series")
+        .filter(logged == every)
+        .join(series.select("series", *by), on="series")
+        .with_columns(
+            iops=pl.when(pl.col("n_iops") == every).then("iops"),
+            bw_bytes_s=pl.when(pl.col("n_bw") == every).then("bw"),
+            clat_mean_ns=pl.when(pl.col("clat_den") > 0)
+            .then(pl.col("clat_num") / pl.col("clat_den"))
+            .otherwise("clat_plain"),
+        )
         .sort(*by, "direction", "t_s")
         .select(list(schema))
         .cast(schema)  # type: ignore[arg-type]
@@ -260,54 +313,81 @@ def timeseries(logs: pl.DataFrame, params: pl.DataFrame, keys: Sequence[str] = (
 
 
 _KINDS = pl.Enum(list(LOG_OPTIONS))
-_DIRECTIONS = pl.Enum(["read", "write", "trim"])
-_THREAD_COLUMNS = {"thread": pl.Int64, "direction": _DIRECTIONS, "t_s": pl.Float64}
-_VALUES = {"iops": pl.Float64, "bw": pl.Float64, "clat": pl.Float64}
+_MEASURES = ("iops", "bw", "clat")
+#: one row per thread, direction and window: the frame both log shapes reduce to
+_PER_THREAD = {
+    "series": pl.UInt32,
+    "unit": pl.Int64,
+    "direction": DIRECTION,
+    "t_s": pl.Float64,
+    "iops": pl.Float64,
+    "bw": pl.Float64,  # bytes/s
+    "clat": pl.Float64,  # ns
+}
 
 
-def _windowed(logs: pl.DataFrame, by: list[str]) -> pl.DataFrame:
-    """One row per thread, direction and window with that window's iops, bw, clat (the first
-    row of a repeated timestamp: fio's final flush of a partial window comes second)."""
-    if logs.is_empty():
-        return pl.DataFrame(schema={k: logs.schema[k] for k in by} | _THREAD_COLUMNS | _VALUES)
-    window = pl.col("window_ms")
-    position = ((pl.col("time_ms") - pl.col("t0")) / window).round(0).cast(pl.Int64)
-
-    def first(kind: str) -> pl.Expr:
-        return pl.col("value").filter(pl.col("kind") == kind).first().cast(pl.Float64)
-
-    return (
-        logs.with_columns(w=position)
-        .group_by(*by, "thread", "direction", "w", maintain_order=True)
-        .agg(
-            iops=first("iops"),
-            bw=first("bw") * 1024,  # KiB/s -> bytes/s
-            clat=first("clat"),
-            window_ms=pl.col("window_ms").first(),
+def _windowed(rows: pl.DataFrame) -> pl.DataFrame:
+    """Windowed log rows as one row per thread, direction and window (its index ``w`` from
+    ``t0``). A repeated (file, direction, window) keeps its first row: fio's final flush of
+    a partial window comes right after the full one. A thread's iops, bw and clat logs list
+    the same windows, so they pair by position; otherwise by (thread, direction, window)."""
+    if rows.is_empty():
+        return pl.DataFrame(schema=_PER_THREAD)
+    w = ((pl.col("time_ms") - pl.col("t0")) / pl.col("window_ms")).round(0).cast(pl.Int64)
+    rows = rows.select("file", "series", "unit", "kind", "direction", "value", "window_ms", w=w)
+    repeated = pl.any_horizontal(
+        pl.all_horizontal(
+            pl.col(c).eq_missing(pl.col(c).shift(k)) for c in ("file", "direction", "w")
         )
-        .with_columns(t_s=pl.col("w") * pl.col("window_ms") / 1000)
-        .drop("w", "window_ms")
+        for k in (1, 2, 3)  # up to one row per direction (read, write, trim) per window
     )
+    rows = rows.filter(~repeated)
+    keys = ["series", "unit", "direction", "w", "window_ms"]
+    logged = {k: rows.filter(pl.col("kind") == k) for k in _MEASURES}
+    logged = {k: part for k, part in logged.items() if part.height}
+    base = next(iter(logged.values()))
+    if all(
+        part.height == base.height and all(part[c].equals(base[c]) for c in keys)
+        for part in logged.values()
+    ):
+        per_thread = base.select(keys).with_columns(
+            part["value"].alias(k) for k, part in logged.items()
+        )
+    else:
+        parts = [part.select(*keys, pl.col("value").alias(k)) for k, part in logged.items()]
+        per_thread = parts[0]
+        for part in parts[1:]:
+            per_thread = per_thread.join(part, on=keys, how="full", coalesce=True)
+    return per_thread.select(
+        "series",
+        "unit",
+        "direction",
+        t_s=pl.col("w") * pl.col("window_ms") / 1000,
+        iops=pl.col("iops") if "iops" in logged else pl.lit(None),
+        bw=pl.col("bw") * 1024 if "bw" in logged else pl.lit(None),  # KiB/s -> bytes/s
+        clat=pl.col("clat") if "clat" in logged else pl.lit(None),
+    ).cast(_PER_THREAD)  # type: ignore[arg-type]
 
 
-def _per_io(logs: pl.DataFrame, by: list[str]) -> pl.DataFrame:
-    """Per-I/O rows counted into 1 s windows from the clat log (or the iops log where a job
-    has no clat log); a last window cut short by the end of the job is dropped."""
-    if logs.is_empty():
-        return pl.DataFrame(schema={k: logs.schema[k] for k in by} | _THREAD_COLUMNS | _VALUES)
-    has_clat = (pl.col("kind") == "clat").any().over(by)
-    rows = logs.filter(
+def _per_io(rows: pl.DataFrame) -> pl.DataFrame:
+    """Per-I/O rows counted into 1 s windows per thread from the clat log (or the iops log
+    where a job has no clat log); a last window cut short by the end of the job is dropped."""
+    if rows.is_empty():
+        return pl.DataFrame(schema=_PER_THREAD)
+    has_clat = (pl.col("kind") == "clat").any().over("series")
+    rows = rows.filter(
         pl.when(has_clat).then(pl.col("kind") == "clat").otherwise(pl.col("kind") == "iops")
     )
     return (
         rows.with_columns(t_s=((pl.col("time_ms") - pl.col("t0")) // 1000 + 1).cast(pl.Float64))
-        .group_by(*by, "thread", "direction", "t_s")
+        .group_by("series", "unit", "direction", "t_s")
         .agg(
-            iops=pl.len().cast(pl.Float64),
-            bw=pl.col("bs_bytes").sum().cast(pl.Float64),
+            iops=pl.len(),
+            bw=pl.col("bs_bytes").sum(),
             clat=pl.when((pl.col("kind") == "clat").all()).then(pl.col("value").mean()),
             runtime_s=pl.col("runtime_s").first(),
         )
         .filter(pl.col("t_s") <= pl.col("runtime_s") + 0.05)
-        .drop("runtime_s")
+        .select(list(_PER_THREAD))
+        .cast(_PER_THREAD)  # type: ignore[arg-type]
     )

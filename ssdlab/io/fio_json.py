@@ -108,16 +108,27 @@ def _latency(dir_stats: dict[str, Any], stat: str) -> tuple[dict[str, Any], floa
     return dir_stats.get(stat) or {}, 1000.0
 
 
-def _bin_latency(key: str, scale: float, index_keys: bool) -> float:
-    """A json+ bin key in ns: a latency value, or (fio 2.2.12-2.19) a bin index in µs bins."""
+def _bins(bins: dict[str, Any], scale: float, index_keys: bool) -> tuple | None:
+    """json+ bins as arrays (latency in ns, count) of the non-empty ones, or None. The keys
+    are latencies, or (fio 2.2.12-2.19) bin indices of the µs histogram; 2.x also stored
+    ``FIO_IO_U_PLAT_*`` constants among them, which are skipped."""
+    keys = [k for k in bins if k[:1].isdigit()]
+    counts = np.fromiter((bins[k] for k in keys), dtype=np.int64, count=len(keys))
+    keep = counts != 0
+    if not keep.any():
+        return None
     if index_keys:
-        return float(plat_idx_to_val(np.array([int(key)]))[0]) * 1000.0
-    return float(key) * scale
+        lat_ns = plat_idx_to_val(np.array(keys, dtype=np.int64)) * 1000.0
+    else:
+        lat_ns = np.array(keys, dtype=np.float64) * scale
+    return lat_ns[keep], counts[keep]
 
 
 def _job_rows(
     top: dict[str, Any], job_index: int, job: dict[str, Any], version: tuple[int, ...]
-) -> tuple[list[dict[str, Any]], list[dict[str, Any]], list[dict[str, Any]]]:
+) -> tuple[list[dict[str, Any]], list[dict[str, Any]], list[tuple]]:
+    """A job's rows per direction, its percentile rows, and its json+ bins per direction and
+    stat as (job_index, direction, stat, lat_ns array, count array)."""
     options = _options(top, job)
     rw = options.get("rw") or options.get("readwrite") or "read"
     wanted = set(_RW_DIRECTIONS.get(rw.split(":")[0], set()))
@@ -169,18 +180,8 @@ def _job_rows(
                         "value_ns": float(value) * scale,
                     }
                 )
-            index_keys = (2, 2, 12) <= version < (2, 20)
-            bin_rows += [
-                {
-                    "job_index": job_index,
-                    "direction": direction,
-                    "stat": stat,
-                    "lat_ns": _bin_latency(k, scale, index_keys),
-                    "count": int(v),
-                }
-                for k, v in (lat.get("bins") or {}).items()
-                if k[:1].isdigit() and int(v)  # 2.x also stored FIO_IO_U_PLAT_* constants
-            ]
+            if bins := _bins(lat.get("bins") or {}, scale, (2, 2, 12) <= version < (2, 20)):
+                bin_rows.append((job_index, direction, stat, *bins))
         reported = {
             r["percentile"]: r["value_ns"]
             for r in pct_rows
@@ -295,7 +296,7 @@ class FioRows:
     jobs: list[dict[str, Any]]
     aggregate: list[dict[str, Any]]
     percentiles: list[dict[str, Any]]
-    bins: list[dict[str, Any]]
+    bins: list[tuple]  # (job_index, direction, stat, lat_ns array, count array)
     snapshots: list[dict[str, Any]]
     steadystate: list[dict[str, Any]]
     meta: dict[str, Any]
@@ -341,27 +342,39 @@ def fio_frames(results: list[FioRows], ids: list[dict[str, Any]] | None = None) 
     """One FioJson of many parsed results; ``ids[i]`` (e.g. step index and name) is added
     to every row of ``results[i]``. ``meta`` is that of the last result."""
     ids = ids or [{} for _ in results]
-
-    def rows(attr: str) -> list[dict[str, Any]]:
-        return [
-            r | extra for res, extra in zip(results, ids, strict=True) for r in getattr(res, attr)
-        ]
-
     keys = list(ids[0]) if ids else []
     id_schema = {
         k: pl.Int64 if isinstance(v, int) else pl.String for k, v in (ids[0] if ids else {}).items()
     }
 
+    def with_ids(out: pl.DataFrame, owner: Any) -> pl.DataFrame:
+        """``out`` with the ids of the result (index ``owner``) each row came from."""
+        return out.with_columns(
+            pl.Series(k, [i[k] for i in ids], dtype=id_schema[k]).gather(owner) for k in keys
+        )
+
     def frame(attr: str, schema: dict[str, Any] | None) -> pl.DataFrame:
-        data = rows(attr)
-        if schema is not None:
-            return pl.DataFrame(data, schema=schema | id_schema)
-        return pl.DataFrame(data, infer_schema_length=None)
+        data = [row for res in results for row in getattr(res, attr)]
+        out = pl.DataFrame(data, schema=schema, infer_schema_length=None)
+        owner = np.repeat(np.arange(len(results)), [len(getattr(r, attr)) for r in results])
+        return with_ids(out, owner)
+
+    def bins() -> pl.DataFrame:
+        chunks = [(n, *chunk) for n, res in enumerate(results) for chunk in res.bins]
+        sizes = [len(chunk[4]) for chunk in chunks]
+        columns: dict[str, Any] = {
+            name: np.repeat([chunk[i] for chunk in chunks], sizes) if chunks else []
+            for i, name in enumerate(("owner", "job_index", "direction", "stat"))
+        }
+        for i, name in ((4, "lat_ns"), (5, "count")):
+            columns[name] = np.concatenate([c[i] for c in chunks]) if chunks else []
+        out = pl.DataFrame(columns, schema={"owner": pl.Int64} | _BIN_SCHEMA)
+        return with_ids(out, out["owner"]).drop("owner")
 
     return FioJson(
         jobs=frame("jobs", None),
         percentiles=frame("percentiles", _PCT_SCHEMA),
-        bins=frame("bins", _BIN_SCHEMA),
+        bins=bins(),
         aggregate=frame("aggregate", None),
         snapshots=snapshot_rates(frame("snapshots", _SNAP_SCHEMA), keys),
         steadystate=frame("steadystate", _SS_SCHEMA),

@@ -2,7 +2,8 @@
 
 Canonical columns: ``time_ms`` (ms since job start, or since the epoch with
 ``log_unix_epoch``), ``value`` (bw: KiB/s, iops: count, lat/clat/slat: ns),
-``direction`` (read/write/trim), ``bs_bytes`` (0 in windowed logs), and when present
+``direction`` (:data:`DIRECTION`: read/write/trim), ``bs_bytes`` (0 in windowed logs), and
+when present
 ``value_max`` (``log_window_value=both``), ``offset_bytes``, ``prio``, ``issue_time_ns``.
 """
 
@@ -20,7 +21,7 @@ from ..errors import InputError
 
 LOG_KINDS = ("bw", "iops", "clat", "slat", "lat")
 _NAME_RE = re.compile(r"_(bw|iops|clat|slat|lat)(?:\.\d+)?\.log(?:\.[\w.:-]+)?$")
-_DDIR = {0: "read", 1: "write", 2: "trim"}
+DIRECTION = pl.Enum(["read", "write", "trim"])  # fio's ddir 0, 1, 2
 _ROW_RE = re.compile(rb"^\s*\d+\s*,\s*-?\d+\s*,\s*\d+\s*,\s*\d+")
 EPOCH_MS_MIN = 10**12  # timestamps above this are epoch milliseconds (after 2001)
 
@@ -40,6 +41,12 @@ def _columns(n: int, log_offset: bool | None, both: bool) -> list[str]:
         log_offset = extra >= 2
     tail = (["offset_bytes"] if log_offset else []) + ["prio", "issue_time_ns"]
     return cols + tail[:extra]
+
+
+def direction(ddir: pl.Expr) -> pl.Expr:
+    """fio's ddir numbers as :data:`DIRECTION` (null for any other number)."""
+    names = pl.Series(DIRECTION.categories, dtype=DIRECTION)
+    return pl.lit(names).gather(pl.when(ddir.is_between(0, 2)).then(ddir))
 
 
 def _layout(first: bytes, log_offset: bool | None, both: bool) -> tuple[list[str], dict]:
@@ -63,9 +70,8 @@ def _parse(source: Path | bytes, schema: dict) -> pl.DataFrame:
 
 def _finish(frame: pl.DataFrame) -> pl.DataFrame:
     """Direction names and integer priorities."""
-    frame = frame.with_columns(
-        pl.col("ddir").replace_strict(_DDIR, default=None, return_dtype=pl.String)
-    ).rename({"ddir": "direction"})
+    frame = frame.with_columns(direction(pl.col("ddir")).alias("ddir"))
+    frame = frame.rename({"ddir": "direction"})
     if frame.schema.get("prio") == pl.String:
         frame = frame.with_columns(
             pl.col("prio").str.strip_chars().str.replace("^0x", "").str.to_integer(base=16)
@@ -117,8 +123,8 @@ LogLayout = tuple[bool | None, bool]
 
 
 def read_fio_logs(
-    paths: Sequence[Path],
-    contents: Sequence[bytes] | None = None,
+    paths: Sequence[str | Path],
+    contents: Sequence[bytes | None] | None = None,
     layouts: Sequence[LogLayout] | None = None,
 ) -> tuple[pl.DataFrame, dict[int, str]]:
     """Read many log files at once: their bytes are joined per column layout and parsed in
@@ -126,18 +132,22 @@ def read_fio_logs(
 
     Returns the canonical columns plus ``file`` (the index into ``paths``) and, per index of
     a file that could not be read, the reason. Empty files contribute no rows. ``contents``
-    are the files' bytes when the caller has read them already; ``layouts`` the column
-    hints from each file's job options (else the column count decides).
+    are the files' bytes when the caller has read them already (None: read here);
+    ``layouts`` the column hints from each file's job options (else the column count
+    decides).
     """
     groups: dict[tuple[str, ...], tuple[dict, list[int], list[bytes]]] = {}
+    layout_keys: dict[tuple, tuple[str, ...]] = {}  # (commas, hex prio, hints) -> group key
     bad: dict[int, str] = {}
     for i, path in enumerate(paths):
         try:
-            data = contents[i] if contents is not None else Path(path).read_bytes()
+            data = contents[i] if contents is not None else None
+            data = Path(path).read_bytes() if data is None else data
         except OSError as exc:
             bad[i] = f"cannot read: {exc.strerror}"
             continue
-        first = data[: data.find(b"\n")] if b"\n" in data else data
+        end = data.find(b"\n")
+        first = data if end < 0 else data[:end]
         try:
             _check_first_line(path, first)
         except InputError as exc:
@@ -145,22 +155,26 @@ def read_fio_logs(
             continue
         if not first.strip():
             continue
-        _, schema = _layout(first, *(layouts[i] if layouts else (None, False)))
-        key = tuple(f"{k}:{v}" for k, v in schema.items())
-        group = groups.setdefault(key, (schema, [], []))
+        hints = layouts[i] if layouts else (None, False)
+        shape = (first.count(b","), b"0x" in first, hints)
+        if (key := layout_keys.get(shape)) is None:
+            _, schema = _layout(first, *hints)
+            key = layout_keys[shape] = tuple(f"{k}:{v}" for k, v in schema.items())
+            groups.setdefault(key, (schema, [], []))
+        group = groups[key]
         group[1].append(i)
         group[2].append(data if data.endswith(b"\n") else data + b"\n")
     frames = []
     for schema, ids, blobs in groups.values():
-        counts = [b.count(b"\n") - b.count(b"\n\n") for b in blobs]
+        counts = [b.count(b"\n") for b in blobs]  # blank lines: the one-by-one path
         try:
             frame = _parse(b"".join(blobs), schema)
         except pl.exceptions.PolarsError:
             frame = None
         if frame is None or frame.height != sum(counts):  # a bad file among them: one by one
-            for i in ids:
+            for i, blob in zip(ids, blobs, strict=True):
                 try:
-                    one = _parse(Path(paths[i]), schema)
+                    one = _parse(blob, schema)
                 except pl.exceptions.PolarsError as exc:
                     bad[i] = f"malformed fio log: {str(exc).splitlines()[0]}"
                     continue
