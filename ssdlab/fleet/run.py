@@ -40,7 +40,7 @@ import subprocess
 import threading
 import time
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -227,6 +227,7 @@ class _ClientOutcome:
 
     error: str | None
     interrupted: bool
+    notes: list[str] = field(default_factory=list)  # fio's warnings are in the step's files
 
 
 def _client_lines(step_dir: Path) -> list[str]:

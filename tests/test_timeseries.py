@@ -1,0 +1,103 @@
+"""Log time series against a plain-Python reference of the documented rules, on generated
+logs: any number of threads, windows a thread did not log, fio's repeated final row, mixed
+directions, clock jitter, and logs that do not line up (the join path, not the positional
+one)."""
+
+from __future__ import annotations
+
+from collections import defaultdict
+
+import polars as pl
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from ssdlab.logs import JobLog, load_job_logs, timeseries
+
+WINDOW_MS = 1000
+START_MS = 1_700_000_000_000
+KINDS = ("iops", "bw", "clat")
+
+
+@st.composite
+def job_logs(draw: st.DrawFn) -> dict[tuple[str, int], list[tuple[int, int, int]]]:
+    """(kind, thread) -> rows (time_ms, value, ddir) of one job entry's windowed logs."""
+    threads = draw(st.integers(1, 3))
+    windows = draw(st.integers(1, 5))
+    kinds = draw(st.sets(st.sampled_from(KINDS), min_size=1)) if draw(st.booleans()) else KINDS
+    ddirs = draw(st.sampled_from([(0,), (1,), (0, 1)]))
+    logs = {}
+    for kind in kinds:
+        for thread in range(1, threads + 1):
+            rows = []
+            for w in range(1, windows + 1):
+                if draw(st.integers(0, 9)) == 0:  # a window this log skipped
+                    continue
+                t = START_MS + w * WINDOW_MS + draw(st.integers(-120, 120))
+                rows += [(t, draw(st.integers(0, 10**6)), d) for d in ddirs]
+            if rows and draw(st.booleans()):  # fio's final flush repeats the last window
+                t = rows[-1][0] + draw(st.integers(0, 200))
+                rows += [(t, draw(st.integers(0, 10**6)), d) for d in ddirs]
+            logs[(kind, thread)] = rows
+    return logs
+
+
+def reference(logs: dict[tuple[str, int], list[tuple[int, int, int]]]) -> dict:
+    """(direction, t_s) -> (iops, bw_bytes_s, clat_mean_ns) by the rules in the docstring of
+    :func:`ssdlab.logs.timeseries`, one row at a time."""
+    per_thread: dict[tuple, dict[str, int]] = defaultdict(dict)
+    for (kind, thread), rows in logs.items():
+        seen = set()
+        for t, value, ddir in rows:
+            w = round((t - START_MS) / WINDOW_MS)
+            if (ddir, w) not in seen:  # the first row of a repeated window
+                seen.add((ddir, w))
+                per_thread[(ddir, w, thread)][kind] = value
+    threads = {thread for (_, thread), rows in logs.items() if rows}
+    kinds = {kind for (kind, _), rows in logs.items() if rows}
+    primary = "iops" if "iops" in kinds else ("bw" if "bw" in kinds else "clat")
+    windows: dict[tuple, list[dict[str, int]]] = defaultdict(list)
+    for (ddir, w, _), values in per_thread.items():
+        windows[(ddir, w)].append(values)
+    out = {}
+    for (ddir, w), values in windows.items():
+        logged = {k: [v[k] for v in values if k in v] for k in KINDS}
+        if len(logged[primary]) != len(threads):
+            continue
+        iops = sum(logged["iops"]) if len(logged["iops"]) == len(threads) else None
+        bw = sum(logged["bw"]) * 1024 if len(logged["bw"]) == len(threads) else None
+        pairs = [(v["clat"], v["iops"]) for v in values if "clat" in v and "iops" in v]
+        weight = sum(i for _, i in pairs)
+        if weight > 0:
+            clat = sum(c * i for c, i in pairs) / weight
+        else:
+            clat = sum(logged["clat"]) / len(logged["clat"]) if logged["clat"] else None
+        out[(("read", "write")[ddir], w * WINDOW_MS / 1000)] = (iops, bw, clat)
+    return out
+
+
+def close(a: float | None, b: float | None) -> bool:
+    return (a is None) == (b is None) and (a is None or abs(a - b) <= 1e-9 * max(1, abs(b)))
+
+
+@settings(max_examples=150, deadline=None)
+@given(job_logs())
+def test_timeseries_follows_the_documented_rules(tmp_path_factory, logs) -> None:
+    d = tmp_path_factory.mktemp("logs")
+    found = []
+    for (kind, thread), rows in logs.items():
+        path = d / f"job_{kind}.{thread}.log"
+        path.write_text("".join(f"{t}, {v}, {ddir}, 0, 0\n" for t, v, ddir in rows))
+        found.append(JobLog(str(path), kind, 0, thread))
+    rows, bad = load_job_logs(found)
+    assert not bad
+    params = pl.DataFrame(
+        [{"job_index": 0, "window_ms": WINDOW_MS, "start_ms": START_MS, "runtime_s": 9.0}]
+    )
+    got = {
+        (r["direction"], r["t_s"]): (r["iops"], r["bw_bytes_s"], r["clat_mean_ns"])
+        for r in timeseries(rows, params).iter_rows(named=True)
+    }
+    want = reference(logs)
+    assert got.keys() == want.keys()
+    for key, values in want.items():
+        assert all(close(a, b) for a, b in zip(got[key], values, strict=True)), (key, got[key])
