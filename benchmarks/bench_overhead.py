@@ -1,13 +1,15 @@
 """Runner overhead: ``ssdlab run`` against bare fio running the identical job file.
 
-Run: ``.venv/bin/python benchmarks/bench_overhead.py [--runtime 10] [--repeats 3]``
+Run: ``.venv/bin/python benchmarks/bench_overhead.py [--runtime 10] [--repeats 7]
+[--cases null,file,cached]``
 
-For the ``null`` engine and for a file on disk, ssdlab runs a one-step suite; then bare fio
-runs the very job file ssdlab wrote (same logs, same options) with plain ``--output``, in
-random order within each of ``--repeats`` repeats. The figure is the ratio of median IOPS
-(ssdlab / bare fio) with a bootstrap 95 % interval, since run-to-run noise on a VM can be
-several percent: ssdlab's status parsing, logging and progress display must not slow fio
-down (target: within 1 %).
+For the ``null`` engine, a file on disk (O_DIRECT) and a file in /dev/shm read through the
+page cache (CPU-bound, so the most sensitive to CPU ssdlab might take), ssdlab runs a
+one-step suite; then bare fio runs the very job file ssdlab wrote (same logs, same options)
+with plain ``--output``, in random order within each of ``--repeats`` repeats. The figure
+is the ratio of median IOPS (ssdlab / bare fio) with a bootstrap 95 % interval, since
+run-to-run noise on a VM can be several percent: ssdlab's status parsing, logging and
+progress display must not slow fio down (target: within 1 %).
 
 A third column runs bare fio on the job file without the ``clocksource`` line ssdlab pins
 (see ``ssdlab.fio.pinned_clocksource``), i.e. with fio choosing its clock per process: on a
@@ -82,8 +84,10 @@ def _bootstrap(ours: list[float], theirs: list[float], n: int = 4000) -> tuple[f
     return ratios[int(0.025 * n)], ratios[int(0.975 * n) - 1]
 
 
-def compare(name: str, engine: str, direct: bool, iodepth: int, args: argparse.Namespace) -> None:
-    work = Path(tempfile.mkdtemp(prefix=f"ssdlab-overhead-{name}-", dir=args.dir))
+def compare(
+    name: str, engine: str, direct: bool, iodepth: int, where: Path | None, args: argparse.Namespace
+) -> None:
+    work = Path(tempfile.mkdtemp(prefix=f"ssdlab-overhead-{name}-", dir=where))
     suite = work / "suite.toml"
     suite.write_text(
         SUITE.format(
@@ -126,9 +130,16 @@ def main() -> None:
     parser.add_argument("--runtime", type=float, default=10.0, help="seconds per run")
     parser.add_argument("--repeats", type=int, default=7)
     parser.add_argument("--dir", type=Path, default=None, help="where to put the file target")
+    parser.add_argument("--cases", default="null,file,cached", help="comma-separated")
     args = parser.parse_args()
-    compare("null", "null", False, 1, args)
-    compare("file", "libaio", True, 32, args)
+    cases = {
+        "null": ("null", False, 1, None),
+        "file": ("libaio", True, 32, args.dir),  # O_DIRECT: the disk's own noise included
+        # buffered reads of a file in /dev/shm: CPU-bound, so any CPU ssdlab took would show
+        "cached": ("libaio", False, 32, Path("/dev/shm")),
+    }
+    for name in args.cases.split(","):
+        compare(name, *cases[name], args)
 
 
 if __name__ == "__main__":

@@ -55,6 +55,8 @@ def _layout(first: bytes, log_offset: bool | None, both: bool) -> tuple[list[str
     names = _columns(n_cols, log_offset, both)
     hex_prio = b"0x" in first
     schema = {n: pl.String if n == "prio" and hex_prio else pl.Int64 for n in names}
+    if "ddir" in schema:
+        schema["ddir"] = pl.Int16  # 0-2: a narrow column is less memory to fill
     return names, schema
 
 
@@ -70,8 +72,8 @@ def _parse(source: Path | bytes, schema: dict) -> pl.DataFrame:
 
 def _finish(frame: pl.DataFrame) -> pl.DataFrame:
     """Direction names and integer priorities."""
-    frame = frame.with_columns(direction(pl.col("ddir")).alias("ddir"))
-    frame = frame.rename({"ddir": "direction"})
+    names = pl.select(direction(pl.lit(frame["ddir"]))).to_series().alias("direction")
+    frame.replace_column(frame.get_column_index("ddir"), names)  # eager: no lazy round trip
     if frame.schema.get("prio") == pl.String:
         frame = frame.with_columns(
             pl.col("prio").str.strip_chars().str.replace("^0x", "").str.to_integer(base=16)
