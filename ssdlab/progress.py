@@ -11,6 +11,7 @@ from rich.markup import escape
 from rich.progress import BarColumn, Progress, TaskID, TaskProgressColumn, TextColumn
 
 from .fio import FioStatus
+from .tables import format_bw
 
 
 def _hms(seconds: float) -> str:
@@ -21,7 +22,7 @@ def _hms(seconds: float) -> str:
 def _rate(iops: float | None, bw: float | None) -> str:
     if iops is None and bw is None:
         return ""
-    return f"{(iops or 0) / 1000:,.1f}k IOPS  {(bw or 0) / 2**20:,.1f} MiB/s"
+    return f"{(iops or 0) / 1000:,.1f}k IOPS  {format_bw(bw or 0)}"  # MB/s, as in reports
 
 
 class RunDisplay:

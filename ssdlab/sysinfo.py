@@ -17,7 +17,7 @@ class HostInfo(BaseModel):
     kernel: str
     os: str
     cpu_model: str
-    cpu_count: int
+    cpu_count: int | None = None  # None: unknown (a remote fio server)
     memory_bytes: int | None = None
     python: str
     clocksource: str | None = None  # the kernel's, e.g. "tsc" or "kvm-clock"

@@ -194,10 +194,11 @@ def drive_facts(manifest: Manifest, summary: pl.DataFrame | None = None) -> pl.D
         facts.append(("Target", f"{target.kind} {target.path}{size}"))
     if host is not None:
         memory = f", {format_bytes(host.memory_bytes)} memory" if host.memory_bytes else ""
+        threads = f" ({host.cpu_count} threads)" if host.cpu_count else ""
         facts += [
             ("Host", host.hostname),
             ("OS / kernel", f"{host.os} / {host.kernel}"),
-            ("CPU", f"{host.cpu_model} ({host.cpu_count} threads){memory}"),
+            ("CPU", f"{host.cpu_model}{threads}{memory}"),
             ("fio clock", _fio_clock(manifest.fio_clocksource, host.clocksource)),
         ]
     elif summary is not None and "hostname" in summary.columns:

@@ -33,6 +33,7 @@ from ssdlab.fleet import (
 from ssdlab.fleet.probe import parse_probe_reply, version_mismatch
 from ssdlab.io import read_fio_json
 from ssdlab.suite import Suite, load_suite
+from ssdlab.tables import drive_facts
 
 SUITE = """
 name = "fleet-tiny"
@@ -343,6 +344,8 @@ def test_fleet_run_with_a_dead_a_failing_and_an_unreachable_host_then_resume(
         assert m["host"]["hostname"] == "127.0.0.2" and m["target"]["path"] == host.target
         assert m["label"] == f"batch7 {host.name}" and m["fio_version"].startswith("fio-")
         r = ssdlab.load(out)
+        cpu = dict(drive_facts(r.manifest).rows())["CPU"]  # a remote host's threads: unknown
+        assert m["host"]["cpu_count"] is None and "threads" not in cpu
         assert r.summary.select("step", "direction").rows() == [
             ("fill", "write"), ("randread", "read"),
             ("mix-r01-rw70", "read"), ("mix-r01-rw70", "write"),

@@ -401,7 +401,6 @@ def _remote_host(host: Host, info: ServerInfo) -> HostInfo:
         kernel="unknown (remote fio server)",
         os=info.os or "unknown",
         cpu_model=info.arch or "unknown",
-        cpu_count=0,
         python="n/a",
     )
 
