@@ -267,9 +267,8 @@ def timeseries(logs: LogRows, params: pl.DataFrame, keys: Sequence[str] = ()) ->
     )
     per_io = bool(files["window_ms"].le(0).any())
     tags = ["series", "unit", "kind", "t0", "window_ms"] + (["runtime_s"] if per_io else [])
-    tagged = rows.select("file", "time_ms", "value", "direction", "bs_bytes").with_columns(
-        files[c].gather(rows["file"]) for c in tags
-    )
+    needed = ["file", "time_ms", "value", "direction"] + (["bs_bytes"] if per_io else [])
+    tagged = rows.select(needed).with_columns(files[c].gather(rows["file"]) for c in tags)
     if files["series"].null_count():  # logs of a job entry without parameters
         tagged = tagged.filter(pl.col("series").is_not_null())
     parts = [_windowed(tagged.filter(window > 0) if per_io else tagged)]
