@@ -174,7 +174,8 @@ def load_job_logs(
     """The iops/bw/clat logs among ``found``, parsed in bulk and tagged per file (``ids[i]``
     for ``found[i]``); plus the files that could not be read, with the reason. ``data``
     holds bytes already read, by path (a file missing from it is read here)."""
-    picked = [log for log in found if log.kind in TIMESERIES_KINDS]
+    keep = [i for i, log in enumerate(found) if log.kind in TIMESERIES_KINDS]
+    picked = [found[i] for i in keep]
     paths = [log.path for log in picked]
     rows, bad = read_fio_logs(
         paths,
@@ -187,8 +188,7 @@ def load_job_logs(
         "kind": pl.Series([log.kind for log in picked], dtype=_KINDS),
     }
     if ids:
-        tags = [tag for log, tag in zip(found, ids, strict=True) if log.kind in TIMESERIES_KINDS]
-        columns |= {key: pl.Series([tag[key] for tag in tags]) for key in ids[0]}
+        columns |= {key: pl.Series([ids[i][key] for i in keep]) for key in ids[0]}
     return LogRows(rows, pl.DataFrame(columns)), {paths[n]: reason for n, reason in bad.items()}
 
 
@@ -312,7 +312,6 @@ def timeseries(logs: LogRows, params: pl.DataFrame, keys: Sequence[str] = ()) ->
 
 
 _KINDS = pl.Enum(list(LOG_OPTIONS))
-_MEASURES = ("iops", "bw", "clat")
 #: one row per thread, direction and window: the frame both log shapes reduce to
 _PER_THREAD = {
     "series": pl.UInt32,
@@ -342,7 +341,7 @@ def _windowed(rows: pl.DataFrame) -> pl.DataFrame:
     )
     rows = rows.filter(~repeated)
     keys = ["series", "unit", "direction", "w", "window_ms"]
-    logged = {k: rows.filter(pl.col("kind") == k) for k in _MEASURES}
+    logged = {k: rows.filter(pl.col("kind") == k) for k in TIMESERIES_KINDS}
     logged = {k: part for k, part in logged.items() if part.height}
     base = next(iter(logged.values()))
     if all(
