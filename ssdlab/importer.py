@@ -6,6 +6,13 @@ histogram logs. Each JSON result becomes a step; its logs are found through the 
 ``write_*_log`` options (see :mod:`ssdlab.logs`). The results directory gets a manifest
 naming every source file and the tidy frames as Parquet under ``frames/``, so
 :func:`ssdlab.load`, ``ssdlab summary`` and ``ssdlab report`` treat it like a native run.
+
+Files whose names are not fio log names are read first. Each JSON result among them is
+parsed and its iops/bw/clat logs are read at once; every :data:`BATCH_BYTES` of logs go
+to a worker thread that parses them and sums the time series (polars releases the GIL)
+while the main thread reads on, and their bytes are then dropped. The slat/lat and
+histogram logs a result names are listed among its sources but not read: nothing is
+imported from them. Log files no result names are read last, only to say what they are.
 """
 
 from __future__ import annotations
@@ -15,6 +22,7 @@ import os
 import re
 import secrets
 from collections.abc import Callable, Iterable
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -23,13 +31,13 @@ import polars as pl
 from . import __version__
 from .atomic import write_bytes_atomic
 from .errors import InputError
-from .io.fio_json import FioRows, fio_frames, parse_fio_json
+from .io.fio_json import FioJson, FioRows, fio_frames, parse_fio_json
 from .logs import (
+    TIMESERIES_KINDS,
     JobLog,
+    JobLogs,
     LogIndex,
     find_job_logs,
-    job_runtimes,
-    load_job_logs,
     log_params,
     timeseries,
 )
@@ -37,7 +45,9 @@ from .manifest import MANIFEST, Manifest, StepRecord, now
 from .results import FRAMES_DIR
 
 SNIFF_BYTES = 8192
+FIRST_READ = 2**16  # one read() takes a file this small whole
 KEEP_BYTES = 64 * 2**20  # files up to this size are read whole, once
+BATCH_BYTES = 16 * 2**20  # log bytes per batch of time series
 _LOG_ROW = re.compile(rb"^\s*\d+\s*,\s*-?\d+\s*,\s*\d+\s*,\s*\d+")
 HIST_MIN_COLUMNS = 3 + 19  # the coarsest histogram log (fio 2.x, coarseness 6)
 
@@ -61,13 +71,13 @@ class ImportReport:
     skipped: list[Skipped] = field(default_factory=list)
 
 
-def sniff(head: bytes) -> str | None:
-    """``json``, ``log``, ``hist`` or None, from the first bytes of a file; or a reason."""
-    end = head.find(b"\n")
-    first = head if end < 0 else head[:end]
+def sniff(data: bytes) -> str | None:
+    """``json``, ``log``, ``hist`` or None, from the first bytes of a file."""
+    end = data.find(b"\n", 0, SNIFF_BYTES)
+    first = data[: SNIFF_BYTES if end < 0 else end]
     if _LOG_ROW.match(first):  # first: a log's first line settles it without a scan
         return "hist" if first.count(b",") + 1 >= HIST_MIN_COLUMNS else "log"
-    if b'"fio version"' in head:
+    if data.find(b'"fio version"', 0, SNIFF_BYTES) >= 0:
         return "json"
     return None
 
@@ -99,27 +109,141 @@ def _walk(paths: Iterable[Path]) -> list[str]:
     return files
 
 
-def _step_name(path: Path, roots: list[Path]) -> str:
-    for root in roots:
-        if root.is_dir() and path.is_relative_to(root):
-            rel = path.relative_to(root)
-            return str(rel.with_suffix("")) if rel.suffix else str(rel)
-    return path.stem
+def _step_name(path: str, dirs: list[str]) -> str:
+    """A result's path under the directory given (``dirs`` end with a separator), or its
+    file name, without its suffix."""
+    rel = next((path[len(d) :] for d in dirs if path.startswith(d)), os.path.basename(path))
+    stem, suffix = os.path.splitext(rel)
+    return stem if suffix else rel
 
 
 def _read(path: str) -> tuple[bytes, bool]:
     """A file's bytes and True, or only its head and False when it is too large to keep."""
     fd = os.open(path, os.O_RDONLY)
     try:
-        size = os.fstat(fd).st_size
-        if size > KEEP_BYTES:
-            return os.read(fd, SNIFF_BYTES), False
-        data = os.read(fd, size + 1)
-        if len(data) > size:  # the file grew since fstat: read on to its end
-            data += b"".join(iter(lambda: os.read(fd, 2**20), b""))
-        return data, True
+        data = os.read(fd, FIRST_READ)  # most files: whole, without a stat
+        if len(data) < FIRST_READ:
+            return data, True
+        if os.fstat(fd).st_size > KEEP_BYTES:
+            return data, False
+        return data + b"".join(iter(lambda: os.read(fd, 2**20), b"")), True
     finally:
         os.close(fd)
+
+
+def _series(logs: JobLogs, params: list[dict]) -> tuple[pl.DataFrame, dict[str, str]]:
+    """The time series of a batch of results' logs (run by the worker thread)."""
+    rows, bad = logs.parse(per_io=any(p["window_ms"] <= 0 for p in params))
+    return timeseries(rows, pl.DataFrame(params), keys=["step_index"]), bad
+
+
+@dataclass
+class _Result:
+    path: str
+    rows: FioRows
+    logs: list[JobLog]
+
+
+class _Import:
+    """One import's files, what each turned out to be, and its batches of time series:
+    a result's logs are read (and checked, their lines counted) as soon as it is parsed,
+    and every :data:`BATCH_BYTES` of them go to the worker thread to be parsed and summed."""
+
+    def __init__(
+        self,
+        files: list[str],
+        strict: bool,
+        on_file: Callable[[int, int], None] | None,
+        pool: ThreadPoolExecutor,
+    ) -> None:
+        self.index = LogIndex()
+        self.named = {path: self.index.add(path) for path in files}  # the log type a name says
+        self.strict = strict
+        self.on_file = on_file
+        self.pool = pool
+        self.done = 0
+        self.skipped: list[Skipped] = []
+        self.sniffed: dict[str, str] = {}  # path -> json, log, hist or "" (not fio output)
+        self.unknown: dict[str, str] = {}  # path -> why it is not fio output
+        self.results: list[_Result] = []
+        self.logs = JobLogs()  # read, not yet handed to the worker
+        self.params: list[dict] = []
+        self.batches: list[tuple[Future[tuple[pl.DataFrame, dict[str, str]]], JobLogs, list]] = []
+
+    def skip(self, path: str, reason: str) -> None:
+        if self.strict:
+            raise InputError(f"{path}: {reason}")
+        self.skipped.append(Skipped(Path(path), reason))
+
+    def _tick(self) -> None:
+        self.done += 1
+        if self.on_file and self.done % 1000 == 0:
+            self.on_file(self.done, len(self.named))
+
+    def read(self, paths: Iterable[str]) -> None:
+        """Read and recognise files; a JSON result is parsed and its logs read."""
+        for path in paths:
+            self._tick()
+            try:
+                raw, whole = _read(path)
+            except OSError as exc:
+                self.skip(path, f"cannot read: {exc.strerror}")
+                continue
+            kind = self.sniffed[path] = sniff(raw) or ""
+            if not kind:
+                self.unknown[path] = _why_not(raw[:SNIFF_BYTES])
+            elif kind == "json":
+                try:
+                    rows = parse_fio_json(raw if whole else Path(path).read_bytes(), Path(path))
+                except InputError as exc:
+                    self.skip(path, str(exc).removeprefix(f"{path}: "))
+                    continue
+                except OSError as exc:
+                    self.skip(path, f"cannot read: {exc.strerror}")
+                    continue
+                self._result(path, rows)
+
+    def _result(self, path: str, rows: FioRows) -> None:
+        logs = find_job_logs(rows.meta, os.path.dirname(path), self.index)
+        self.results.append(_Result(path, rows, logs))
+        step_index = len(self.results)
+        self.params += [p | {"step_index": step_index} for p in log_params(rows.meta, rows.jobs)]
+        for log in logs:
+            if log.kind in TIMESERIES_KINDS:
+                self._tick()
+                try:
+                    raw, whole = _read(log.path)
+                except OSError:
+                    raw, whole = b"", False  # JobLogs tries again and records why it cannot
+                self.logs.add(log, {"step_index": step_index}, raw if whole else None)
+        if self.logs.batch.nbytes >= BATCH_BYTES:
+            self.submit()
+
+    def submit(self) -> None:
+        """Hand the logs read so far to the worker."""
+        if self.params:
+            future = self.pool.submit(_series, self.logs, self.params)
+            self.batches.append((future, self.logs, self.params))
+        self.logs, self.params = JobLogs(), []
+
+    def timeseries(self) -> pl.DataFrame:
+        """The time series of every batch; bad logs skipped. The worker takes batches from
+        the front, and the main thread, done reading, those it has not started from the
+        back."""
+        self.submit()
+        taken = {}
+        for n in reversed(range(len(self.batches))):
+            future, logs, params = self.batches[n]
+            if not future.cancel():
+                break  # the worker has this one, and every one before it
+            taken[n] = _series(logs, params)
+        parts = []
+        for n, (future, _, _) in enumerate(self.batches):
+            part, bad = taken[n] if n in taken else future.result()
+            parts.append(part)
+            for path, reason in bad.items():
+                self.skip(path, reason)
+        return pl.concat(parts)
 
 
 def import_results(
@@ -132,134 +256,113 @@ def import_results(
 ) -> ImportReport:
     """Import every fio output under ``paths`` into the results directory ``out``.
 
-    Every file is read once; results are parsed to rows and the frames of all of them are
-    built together, logs parsed in bulk. Bad or unrelated files are skipped with a reason
-    (``strict`` makes the first one an error). ``on_file(done, total)`` reports progress.
+    Results are parsed to rows and the frames of all of them are built together; their
+    logs are parsed in bulk, a batch at a time. Bad or unrelated files are skipped with a
+    reason (``strict`` makes the first one an error). ``on_file(done, total)`` reports
+    progress.
     """
     if (out / MANIFEST).exists():
         raise InputError(f"{out} already holds results; import into a new directory")
     roots = [Path(os.path.normpath(p.absolute())) for p in paths]
     files = _walk(roots)
-    report = ImportReport(out=out)
-    data: dict[str, bytes] = {}
-    kinds: dict[str, str] = {}
-    unknown: dict[str, str] = {}  # skipped unless a JSON names them (an empty log is fine)
-    heads_only: set[str] = set()  # files too large to keep: read again when used
-    for n, path in enumerate(files, start=1):
+    with ThreadPoolExecutor(1, thread_name_prefix="ssdlab-import") as pool:
+        run = _Import(files, strict, on_file, pool)
         try:
-            data[path], whole = _read(path)
-            if not whole:
-                heads_only.add(path)
-        except OSError as exc:
-            report.skipped.append(Skipped(Path(path), f"cannot read: {exc.strerror}"))
-            continue
-        head = data[path][:SNIFF_BYTES]
-        kind = sniff(head)
-        if kind is None:
-            unknown[path] = _why_not(head)
-        else:
-            kinds[path] = kind
-        if on_file and n % 1000 == 0:
-            on_file(n, len(files))
+            return _import(run, roots, out, label)
+        finally:
+            for future, _, _ in run.batches:  # an error stops the work not yet started
+                future.cancel()
 
-    results: list[tuple[Path, FioRows, list[JobLog]]] = []
-    index = LogIndex([*kinds, *unknown])
-    for name in (p for p, k in kinds.items() if k == "json"):
-        path = Path(name)
-        try:
-            raw = path.read_bytes() if name in heads_only else data[name]
-            parsed = parse_fio_json(raw, path)
-        except (InputError, OSError) as exc:
-            why = str(exc) if isinstance(exc, InputError) else f"{path}: cannot read: {exc}"
-            if strict:
-                raise InputError(why) from None
-            report.skipped.append(Skipped(path, why.removeprefix(f"{path}: ")))
-            continue
-        results.append((path, parsed, find_job_logs(parsed.meta, os.path.dirname(name), index)))
-    if not results:
-        raise InputError(f"no fio JSON result found under {', '.join(map(str, paths))}")
 
-    claimed = {log.path for _, _, logs in results for log in logs}
-    report.skipped += [Skipped(Path(p), why) for p, why in unknown.items() if p not in claimed]
-    report.skipped += [
-        Skipped(Path(p), "fio log that no imported JSON result names (write_*_log prefix)")
-        for p, kind in kinds.items()
-        if kind != "json" and p not in claimed
+def _import(run: _Import, roots: list[Path], out: Path, label: str | None) -> ImportReport:
+    run.read(path for path, named in run.named.items() if named is None)
+    claimed = {log.path for result in run.results for log in result.logs}
+    run.read(path for path, named in run.named.items() if named and path not in claimed)
+    if run.on_file:
+        run.on_file(len(run.named), len(run.named))
+    if not run.results:
+        raise InputError(f"no fio JSON result found under {', '.join(map(str, roots))}")
+    claimed = {log.path for result in run.results for log in result.logs}
+    for path, kind in run.sniffed.items():
+        if path not in claimed and kind != "json":
+            run.skip(path, run.unknown.get(path) or NO_RESULT_NAMES)
+    run.submit()
+
+    dirs = [os.path.join(root, "") for root in roots if root.is_dir()]
+    ids = [
+        {"step_index": n, "step": _step_name(r.path, dirs)}
+        for n, r in enumerate(run.results, start=1)
     ]
-    if strict and report.skipped:
-        raise InputError(str(report.skipped[0]))
-
+    fio = fio_frames([r.rows for r in run.results], ids)
     manifest = Manifest(
         run_id=f"{now():%Y%m%dT%H%M%SZ}-{secrets.token_hex(3)}",
         label=label or ", ".join(p.name for p in roots),
         source="import",
         suite="import",
         suite_description=f"imported from {', '.join(map(str, roots))}",
-        fio_version=", ".join(sorted({r.meta["fio_version"] for _, r, _ in results})),
+        fio_version=", ".join(sorted({r.rows.meta["fio_version"] for r in run.results})),
         ssdlab_version=__version__,
         status="complete",
         started=now(),
         ended=now(),
+        steps=[
+            StepRecord(
+                index=i["step_index"],
+                name=i["step"],
+                dir=r.path,
+                status="ok",
+                sources=[r.path] + [log.path for log in r.logs],
+            )
+            for i, r in zip(ids, run.results, strict=True)
+        ],
     )
-    ids: list[dict[str, object]] = []
-    step_logs: list[JobLog] = []
-    log_ids: list[dict[str, object]] = []
-    for step_index, (path, _, logs) in enumerate(results, start=1):
-        name = _step_name(path, roots)
-        sources = [str(path)] + [log.path for log in logs]
-        manifest.steps.append(
-            StepRecord(index=step_index, name=name, dir=str(path), status="ok", sources=sources)
-        )
-        ids.append({"step_index": step_index, "step": name})
-        step_logs += logs
-        log_ids += [{"step_index": step_index}] * len(logs)
-    fio = fio_frames([parsed for _, parsed, _ in results], ids)
-    runtimes = job_runtimes(fio.jobs, ["step_index"])
-    params = [
-        p | {"step_index": step_index}
-        for step_index, (_, parsed, _) in enumerate(results, start=1)
-        for p in log_params(parsed.meta, runtimes, (step_index,))
-    ]
-    for name in heads_only:  # read in full by the log reader
-        del data[name]
-    logs, bad = load_job_logs(step_logs, log_ids, data)
-    for path, reason in bad.items():
-        if strict:
-            raise InputError(f"{path}: {reason}")
-        report.skipped.append(Skipped(Path(path), reason))
-    series = timeseries(logs, pl.DataFrame(params), keys=["step_index"])
+    write_frames(out, _frames(manifest, fio))  # while the worker sums the last batches
     names = pl.DataFrame(ids, schema={"step_index": pl.Int64, "step": pl.String})
-    common = [
+    series = run.timeseries().join(names, on="step_index")
+    write_import(out, manifest, {"timeseries": series.with_columns(_common(manifest))})
+    return ImportReport(out=out, results=len(run.results), logs=len(claimed), skipped=run.skipped)
+
+
+NO_RESULT_NAMES = "fio log that no imported JSON result names (write_*_log prefix)"
+
+
+def _common(manifest: Manifest) -> list[pl.Expr]:
+    """The columns a native run's frames have and an import's rows take as constants."""
+    return [
         pl.lit(manifest.run_id, dtype=pl.String).alias("run_id"),
         pl.lit(manifest.label, dtype=pl.String).alias("label"),
         pl.lit(None, dtype=pl.String).alias("block"),
         pl.lit(None, dtype=pl.Int64).alias("round"),
         pl.lit("ok", dtype=pl.String).alias("status"),
+        pl.lit(None, dtype=pl.String).alias("host"),
     ]
-    no_host = pl.lit(None, dtype=pl.String).alias("host")
-    hostname = pl.col("hostname").cast(pl.String).alias("host")
-    frames = {
-        "summary": fio.jobs.with_columns(
-            *common, hostname if "hostname" in fio.jobs.columns else no_host
-        ),
-        "timeseries": series.join(names, on="step_index").with_columns(*common, no_host),
-        "latency_hist": fio.bins.filter(pl.col("stat") == "clat")
-        .drop("stat")
-        .with_columns(*common, no_host),
-        "percentiles": fio.percentiles.with_columns(*common, no_host),
-        "snapshots": fio.snapshots.with_columns(*common, no_host),
+
+
+def _frames(manifest: Manifest, fio: FioJson) -> dict[str, pl.DataFrame]:
+    """The frames of the results themselves (summary, latency bins, percentiles,
+    snapshots); the summary keeps fio's hostname as ``host``."""
+    common = _common(manifest)
+    host = common[-1]
+    if "hostname" in fio.jobs.columns:
+        host = pl.col("hostname").cast(pl.String).alias("host")
+    return {
+        "summary": fio.jobs.with_columns(*common[:-1], host),
+        "latency_hist": fio.bins.filter(pl.col("stat") == "clat").drop("stat").with_columns(common),
+        "percentiles": fio.percentiles.with_columns(common),
+        "snapshots": fio.snapshots.with_columns(common),
     }
-    report.results = len(results)
-    report.logs = len(claimed)
-    write_import(out, manifest, frames)
-    return report
 
 
-def write_import(out: Path, manifest: Manifest, frames: dict[str, pl.DataFrame]) -> None:
-    """Write the frames (atomically, each) and then the manifest that makes them count."""
+def write_frames(out: Path, frames: dict[str, pl.DataFrame]) -> None:
+    """Write frames as Parquet, each atomically."""
     out.mkdir(parents=True, exist_ok=True)
     for name, frame in frames.items():
         buf = io.BytesIO()
         frame.write_parquet(buf)
         write_bytes_atomic(out / FRAMES_DIR / f"{name}.parquet", buf.getvalue())
+
+
+def write_import(out: Path, manifest: Manifest, frames: dict[str, pl.DataFrame]) -> None:
+    """Write the frames and then the manifest that makes them count."""
+    write_frames(out, frames)
     manifest.save(out)

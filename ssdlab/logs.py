@@ -17,7 +17,7 @@ from typing import Any, NamedTuple
 
 import polars as pl
 
-from .io.fio_log import DIRECTION, LogLayout, read_fio_logs
+from .io.fio_log import DIRECTION, LogBatch, LogLayout
 
 #: log type -> the fio option naming its prefix
 LOG_OPTIONS = {
@@ -29,6 +29,8 @@ LOG_OPTIONS = {
     "clat_hist": "write_hist_log",
 }
 TIMESERIES_KINDS = ("iops", "bw", "clat")
+#: the log columns :func:`timeseries` uses (``bs_bytes`` only for per-I/O logs)
+ROW_COLUMNS = ("time_ms", "value", "direction", "bs_bytes")
 TIMESERIES_SCHEMA = {
     "job_index": pl.Int64,
     "direction": pl.String,
@@ -86,37 +88,40 @@ _LOG_NAME = re.compile(
 
 
 class LogIndex:
-    """fio log files by directory, prefix, type and host, from names parsed once per
-    directory (so pairing thousands of results with tens of thousands of logs stays linear).
+    """fio log files by directory, prefix, type and host, from names parsed once (so
+    pairing thousands of results with tens of thousands of logs stays linear).
     Directories are normalised paths (:func:`os.path.normpath`).
     """
 
     def __init__(self, files: Iterable[str] = ()):
         self._dirs: dict[str, dict[tuple[str, str, str | None], list[tuple[int, str]]]] = {}
-        by_dir: dict[str, list[str]] = {}
+        self._given: dict[str, dict] = {}  # a directory as spelt in a path -> its table
         for path in files:
-            directory, _, name = path.rpartition(os.sep)
-            by_dir.setdefault(directory or os.sep, []).append(name)
-        for directory, names in by_dir.items():
-            self._dirs[os.path.normpath(directory)] = self._parse(names)
+            self.add(path)
 
-    @staticmethod
-    def _parse(names: Iterable[str]) -> dict[tuple[str, str, str | None], list[tuple[int, str]]]:
-        table: dict[tuple[str, str, str | None], list[tuple[int, str]]] = {}
-        for name in names:
-            m = _LOG_NAME.fullmatch(name)
-            if m:
-                key = (m["prefix"], m["kind"], m["host"])
-                table.setdefault(key, []).append((int(m["thread"] or 1), name))
-        return table
+    def add(self, path: str) -> str | None:
+        """Index one file; returns the log type its name gives (None: not a log name)."""
+        directory, _, name = path.rpartition(os.sep)
+        table = self._given.get(directory)
+        if table is None:
+            normalised = os.path.normpath(directory or os.sep)
+            table = self._given[directory] = self._dirs.setdefault(normalised, {})
+        m = _LOG_NAME.fullmatch(name)
+        if m is None:
+            return None
+        table.setdefault((m["prefix"], m["kind"], m["host"]), []).append(
+            (int(m["thread"] or 1), name)
+        )
+        return m["kind"]
 
     def lookup(
         self, directory: str, prefix: str, kind: str, host: str | None
     ) -> list[tuple[int, str]]:
         """(thread, file name) of the logs ``<prefix>_<kind>[.<thread>].log[.<host>]``."""
         if directory not in self._dirs:
-            names = os.listdir(directory) if os.path.isdir(directory) else []
-            self._dirs[directory] = self._parse(names)
+            self._dirs[directory] = {}
+            for name in os.listdir(directory) if os.path.isdir(directory) else []:
+                self.add(os.path.join(directory, name))
         return self._dirs[directory].get((prefix, kind, host), [])
 
 
@@ -158,60 +163,77 @@ def find_job_logs(
 
 @dataclass
 class LogRows:
-    """Rows of many log files: ``rows`` has :func:`~ssdlab.io.fio_log.read_fio_logs`'
-    columns, its ``file`` being the row of ``files``, which tags each file with
-    ``job_index``, ``thread``, ``kind`` and the caller's ids (e.g. ``step_index``)."""
+    """Rows of many log files: ``rows`` has :data:`ROW_COLUMNS` and ``file``, the row of
+    ``files``, which tags each file with ``job_index``, ``thread``, ``kind`` and the
+    caller's ids (e.g. ``step_index``)."""
 
     rows: pl.DataFrame
     files: pl.DataFrame
 
 
-def load_job_logs(
-    found: Sequence[JobLog],
-    ids: Sequence[dict[str, Any]] | None = None,
-    data: dict[str, bytes] | None = None,
-) -> tuple[LogRows, dict[str, str]]:
-    """The iops/bw/clat logs among ``found``, parsed in bulk and tagged per file (``ids[i]``
-    for ``found[i]``); plus the files that could not be read, with the reason. ``data``
-    holds bytes already read, by path (a file missing from it is read here)."""
-    keep = [i for i, log in enumerate(found) if log.kind in TIMESERIES_KINDS]
-    picked = [found[i] for i in keep]
-    paths = [log.path for log in picked]
-    rows, bad = read_fio_logs(
-        paths,
-        [data.get(p) for p in paths] if data is not None else None,
-        [log.layout for log in picked],
-    )
-    columns = {
-        "job_index": pl.Series([log.job_index for log in picked], dtype=pl.Int64),
-        "thread": pl.Series([log.thread for log in picked], dtype=pl.Int64),
-        "kind": pl.Series([log.kind for log in picked], dtype=_KINDS),
-    }
-    if ids:
-        columns |= {key: pl.Series([ids[i][key] for i in keep]) for key in ids[0]}
-    return LogRows(rows, pl.DataFrame(columns)), {paths[n]: reason for n, reason in bad.items()}
+class JobLogs:
+    """The iops/bw/clat logs of job entries, gathered for one bulk parse
+    (:class:`~ssdlab.io.fio_log.LogBatch`), each file tagged with its job and the caller's
+    ids (e.g. ``step_index``)."""
+
+    def __init__(self) -> None:
+        self.batch = LogBatch()
+        self.found: list[JobLog] = []
+        self.ids: list[dict[str, Any]] = []
+
+    def add(self, log: JobLog, ids: dict[str, Any], data: bytes | None = None) -> None:
+        """Queue one log (other kinds are ignored); ``data``: its bytes if already read."""
+        if log.kind not in TIMESERIES_KINDS:
+            return
+        index = len(self.found)
+        self.found.append(log)
+        self.ids.append(ids)
+        try:
+            data = Path(log.path).read_bytes() if data is None else data
+        except OSError as exc:
+            self.batch.bad[index] = f"cannot read: {exc.strerror}"
+            return
+        self.batch.add(index, data, log.layout)
+
+    def parse(self, per_io: bool = True) -> tuple[LogRows, dict[str, str]]:
+        """The rows of every log queued, and the files that could not be read, with why;
+        without ``bs_bytes`` unless some are ``per_io`` logs."""
+        rows = self.batch.parse(ROW_COLUMNS if per_io else ROW_COLUMNS[:-1])
+        columns = {
+            "job_index": pl.Series([log.job_index for log in self.found], dtype=pl.Int64),
+            "thread": pl.Series([log.thread for log in self.found], dtype=pl.Int64),
+            "kind": pl.Series([log.kind for log in self.found], dtype=_KINDS),
+        }
+        if self.ids and self.ids[0]:
+            columns |= {key: pl.Series([i[key] for i in self.ids]) for key in self.ids[0]}
+        bad = {self.found[n].path: reason for n, reason in self.batch.bad.items()}
+        return LogRows(rows, pl.DataFrame(columns)), bad
 
 
-def job_runtimes(jobs: pl.DataFrame, keys: Sequence[str] = ()) -> dict[tuple, float]:
-    """Measured runtime of every job entry: (*keys, job_index) -> seconds."""
-    if jobs.is_empty():
-        return {}
-    by = [*keys, "job_index"]
-    table = jobs.group_by(by).agg(pl.col("runtime_s").max())
-    return {tuple(row[:-1]): row[-1] for row in table.iter_rows()}
+def load_job_logs(found: Iterable[JobLog]) -> tuple[LogRows, dict[str, str]]:
+    """The iops/bw/clat logs among ``found``, parsed in bulk (:class:`JobLogs`)."""
+    logs = JobLogs()
+    for log in found:
+        logs.add(log, {})
+    return logs.parse()
 
 
-def log_params(meta: dict[str, Any], runtimes: dict[tuple, float], key: tuple = ()) -> list[dict]:
+def log_params(meta: dict[str, Any], jobs: Iterable[dict[str, Any]]) -> list[dict]:
     """Per job entry of one fio result: what :func:`timeseries` needs to place its log rows
-    in time (``window_ms`` = log_avg_msec, ``start_ms`` = job_start, ``runtime_s``);
-    ``runtimes`` from :func:`job_runtimes`, ``key`` the result's keys in it."""
+    in time (``window_ms`` = log_avg_msec, ``start_ms`` = job_start, ``runtime_s``).
+    ``jobs`` are the result's summary rows; a job entry ran as long as its longest
+    direction."""
+    runtimes: dict[int, float] = {}
+    for row in jobs:
+        index = row["job_index"]
+        runtimes[index] = max(runtimes.get(index, 0.0), row["runtime_s"] or 0.0)
     glob = _global(meta)
     return [
         {
             "job_index": index,
             "window_ms": int({**glob, **opts}.get("log_avg_msec") or 0),
             "start_ms": start,
-            "runtime_s": float(runtimes.get((*key, index)) or 0.0),
+            "runtime_s": runtimes.get(index, 0.0),
         }
         for index, (opts, start) in enumerate(
             zip(meta["job_options"], meta["job_start_ms"], strict=True)
@@ -265,15 +287,15 @@ def timeseries(logs: LogRows, params: pl.DataFrame, keys: Sequence[str] = ()) ->
         .with_columns(unit=pl.col("series").cast(pl.Int64) * n_threads + pl.col("thread"))
         .sort("file")
     )
-    per_io = bool(files["window_ms"].le(0).any())
-    tags = ["series", "unit", "kind", "t0", "window_ms"] + (["runtime_s"] if per_io else [])
-    needed = ["file", "time_ms", "value", "direction"] + (["bs_bytes"] if per_io else [])
-    tagged = rows.select(needed).with_columns(files[c].gather(rows["file"]) for c in tags)
+    file = pl.col("file")
     if files["series"].null_count():  # logs of a job entry without parameters
-        tagged = tagged.filter(pl.col("series").is_not_null())
-    parts = [_windowed(tagged.filter(window > 0) if per_io else tagged)]
-    if per_io:
-        parts.append(_per_io(tagged.filter(window <= 0)))
+        rows = rows.filter(pl.lit(files["series"].is_not_null()).gather(file))
+    per_io = files["window_ms"] <= 0
+    windowed, by_io = rows, rows.clear()
+    if per_io.any():
+        io_rows = pl.lit(per_io).gather(file)
+        windowed, by_io = rows.filter(~io_rows), rows.filter(io_rows)
+    parts = [_windowed(windowed, files, n_threads, series["window_ms"]), _per_io(by_io, files)]
     per_thread = pl.concat(parts).with_columns(
         clat_num=pl.col("clat") * pl.col("iops"),
         clat_den=pl.when(pl.col("clat").is_not_null()).then(pl.col("iops")),
@@ -324,24 +346,35 @@ _PER_THREAD = {
 }
 
 
-def _windowed(rows: pl.DataFrame) -> pl.DataFrame:
+def _windowed(
+    rows: pl.DataFrame, files: pl.DataFrame, n_threads: int, windows: pl.Series
+) -> pl.DataFrame:
     """Windowed log rows as one row per thread, direction and window (its index ``w`` from
-    ``t0``). A repeated (file, direction, window) keeps its first row: fio's final flush of
-    a partial window comes right after the full one. A thread's iops, bw and clat logs list
-    the same windows, so they pair by position; otherwise by (thread, direction, window)."""
+    the file's ``t0``). A repeated (file, direction, window) keeps its first row: fio's
+    final flush of a partial window comes right after the full one. A thread's iops, bw
+    and clat logs list the same windows, so they pair by position; otherwise by (thread,
+    direction, window). ``files`` tags every file (``unit`` = series x ``n_threads`` +
+    thread); ``windows`` has the window length of every series."""
     if rows.is_empty():
         return pl.DataFrame(schema=_PER_THREAD)
-    w = ((pl.col("time_ms") - pl.col("t0")) / pl.col("window_ms")).round(0).cast(pl.Int64)
-    rows = rows.select("file", "series", "unit", "kind", "direction", "value", "window_ms", w=w)
+    file = pl.col("file")
+    start = pl.lit(files["t0"]).gather(file)
+    w = ((pl.col("time_ms") - start) / pl.lit(files["window_ms"]).gather(file)).round(0)
+    rows = rows.select("file", "direction", "value", w=w.cast(pl.Int64))
     repeated = pl.any_horizontal(
         pl.all_horizontal(
             pl.col(c).eq_missing(pl.col(c).shift(k)) for c in ("file", "direction", "w")
         )
         for k in (1, 2, 3)  # up to one row per direction (read, write, trim) per window
     )
-    rows = rows.filter(~repeated)
-    keys = ["series", "unit", "direction", "w", "window_ms"]
-    logged = {k: rows.filter(pl.col("kind") == k) for k in TIMESERIES_KINDS}
+    repeats = rows.select(repeated).to_series()
+    if repeats.any():
+        rows = rows.filter(~repeats)
+    rows = rows.with_columns(
+        unit=pl.lit(files["unit"]).gather(file), kind=pl.lit(files["kind"]).gather(file)
+    )
+    keys = ["unit", "direction", "w"]
+    logged = {k: rows.filter(pl.col("kind") == k).select(*keys, "value") for k in TIMESERIES_KINDS}
     logged = {k: part for k, part in logged.items() if part.height}
     base = next(iter(logged.values()))
     if all(
@@ -352,26 +385,30 @@ def _windowed(rows: pl.DataFrame) -> pl.DataFrame:
             part["value"].alias(k) for k, part in logged.items()
         )
     else:
-        parts = [part.select(*keys, pl.col("value").alias(k)) for k, part in logged.items()]
+        parts = [part.rename({"value": k}) for k, part in logged.items()]
         per_thread = parts[0]
         for part in parts[1:]:
             per_thread = per_thread.join(part, on=keys, how="full", coalesce=True)
+    series = pl.col("unit") // n_threads
     return per_thread.select(
-        "series",
-        "unit",
-        "direction",
-        t_s=pl.col("w") * pl.col("window_ms") / 1000,
+        series=series,
+        unit="unit",
+        direction="direction",
+        t_s=pl.col("w") * pl.lit(windows).gather(series) / 1000,
         iops=pl.col("iops") if "iops" in logged else pl.lit(None),
         bw=pl.col("bw") * 1024 if "bw" in logged else pl.lit(None),  # KiB/s -> bytes/s
         clat=pl.col("clat") if "clat" in logged else pl.lit(None),
     ).cast(_PER_THREAD)  # type: ignore[arg-type]
 
 
-def _per_io(rows: pl.DataFrame) -> pl.DataFrame:
+def _per_io(rows: pl.DataFrame, files: pl.DataFrame) -> pl.DataFrame:
     """Per-I/O rows counted into 1 s windows per thread from the clat log (or the iops log
-    where a job has no clat log); a last window cut short by the end of the job is dropped."""
+    where a job has no clat log); a last window cut short by the end of the job is dropped.
+    ``files`` tags every file."""
     if rows.is_empty():
         return pl.DataFrame(schema=_PER_THREAD)
+    tags = ("series", "unit", "kind", "t0", "runtime_s")
+    rows = rows.with_columns(files[c].gather(rows["file"]) for c in tags)
     has_clat = (pl.col("kind") == "clat").any().over("series")
     rows = rows.filter(
         pl.when(has_clat).then(pl.col("kind") == "clat").otherwise(pl.col("kind") == "iops")

@@ -18,7 +18,7 @@ import polars as pl
 
 from .errors import InputError
 from .io import read_fio_json
-from .logs import find_job_logs, job_runtimes, load_job_logs, log_params, timeseries
+from .logs import find_job_logs, load_job_logs, log_params, timeseries
 from .manifest import LOADABLE, Manifest, StepRecord
 from .runner import FIO_JSON
 
@@ -157,7 +157,7 @@ def _step_frames(
     if bad:
         path, reason = next(iter(bad.items()))
         raise InputError(f"{path}: {reason}")
-    params = pl.DataFrame(log_params(fio.meta, job_runtimes(fio.jobs)))
+    params = pl.DataFrame(log_params(fio.meta, fio.jobs.to_dicts()))
     ts = timeseries(logs, params).with_columns(id_cols)
     hist = fio.bins.filter(pl.col("stat") == "clat").drop("stat").with_columns(id_cols)
     pcts = fio.percentiles.with_columns(id_cols)

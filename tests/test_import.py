@@ -119,6 +119,56 @@ def test_strict_stops_at_the_first_bad_file(sweep: Path, tmp_path: Path) -> None
     assert not (tmp_path / "s" / "manifest.json").exists()
 
 
+def test_batches_of_logs_give_the_same_frames(
+    sweep: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Logs are summed a batch of results at a time by a worker thread: one result per
+    batch gives the frames one batch for everything gives."""
+    import ssdlab.importer
+
+    import_results([sweep], tmp_path / "one")
+    monkeypatch.setattr(ssdlab.importer, "BATCH_BYTES", 1)
+    import_results([sweep], tmp_path / "many")
+    one, many = ssdlab.load(tmp_path / "one"), ssdlab.load(tmp_path / "many")
+    assert one.timeseries.height > 0
+    for name in ("summary", "timeseries", "percentiles"):
+        a, b = (getattr(r, name).drop("run_id") for r in (one, many))
+        assert a.equals(b), name
+
+
+def test_bad_logs_a_result_names_are_skipped_with_the_reason(sweep: Path, tmp_path: Path) -> None:
+    d = tmp_path / "drive"
+    d.mkdir()
+    for f in (sweep / "drive-a").glob("randread-8-2*"):
+        (d / f.name).write_bytes(f.read_bytes())
+    prefix = "randread-iodepth-8-numjobs-2"
+    for f in (sweep / "drive-a").glob(f"{prefix}_*"):
+        (d / f.name).write_bytes(f.read_bytes())
+    (d / f"{prefix}_iops.1.log").write_text("garbage\n")
+    clat = d / f"{prefix}_clat.2.log"
+    clat.write_text(clat.read_text() + "1500, x\n")
+    report = import_results([d], tmp_path / "o")
+    reasons = {s.path.name: s.reason for s in report.skipped}
+    assert reasons == {
+        f"{prefix}_iops.1.log": "line 1 is not a fio log row (time, value, ddir, bs, ...)",
+        f"{prefix}_clat.2.log": reasons[f"{prefix}_clat.2.log"],
+    }
+    assert reasons[f"{prefix}_clat.2.log"].startswith("malformed fio log: ")
+    assert report.results == 1 and ssdlab.load(tmp_path / "o").summary.height == 1
+    with pytest.raises(InputError, match=r"_iops\.1\.log: line 1 is not a fio log row"):
+        import_results([d], tmp_path / "strict", strict=True)
+
+
+def test_a_result_with_a_log_name_is_still_a_result(sweep: Path, tmp_path: Path) -> None:
+    """Files are recognised by content: fio JSON saved under a log-like name imports."""
+    (tmp_path / "d").mkdir()
+    raw = (sweep / "drive-a" / "randread-1-1.json").read_bytes()
+    (tmp_path / "d" / "saved_iops.1.log").write_bytes(raw)
+    report = import_results([tmp_path / "d"], tmp_path / "o")
+    assert report.results == 1 and report.skipped == []
+    assert ssdlab.load(tmp_path / "o").summary["step"].to_list() == ["saved_iops.1"]
+
+
 def test_nothing_importable_is_an_error(tmp_path: Path) -> None:
     (tmp_path / "a.txt").write_text("x")
     with pytest.raises(InputError, match="no fio JSON result"):
@@ -299,17 +349,23 @@ def test_exceedance_counts_the_straddling_bin_as_over(tmp_path: Path) -> None:
 def test_log_layouts_from_job_options(tmp_path: Path) -> None:
     """3.37+ ``log_window_value=both`` adds a max column after the value; with
     ``log_offset=1`` and ``log_prio=1`` a row is time, value, max, ddir, bs, offset, prio."""
-    from ssdlab.io.fio_log import read_fio_logs
+    from ssdlab.io.fio_log import LogBatch
 
     log = tmp_path / "w_clat.1.log"
     log.write_text("1000, 5000, 9000, 1, 0, 0, 0x0003\n2000, 5200, 8000, 1, 0, 0, 0x0003\n")
-    frame, bad = read_fio_logs([log], layouts=[(True, True)])
-    assert not bad
+
+    def read(layout: tuple[bool | None, bool]) -> tuple[pl.DataFrame, dict[int, str]]:
+        batch = LogBatch()
+        assert batch.add(0, log.read_bytes(), layout)
+        return batch.parse(), batch.bad
+
+    frame, bad = read((True, True))
+    assert not bad and frame["file"].unique().to_list() == [0]
     assert frame.select("value", "value_max", "direction", "offset_bytes", "prio").rows() == [
         (5000, 9000, "write", 0, 3),
         (5200, 8000, "write", 0, 3),
     ]
-    guessed, _ = read_fio_logs([log])  # without the job's options the columns are a guess
+    guessed, _ = read((None, False))  # without the job's options the columns are a guess
     assert "value_max" not in guessed.columns
 
 

@@ -54,16 +54,17 @@ class FioJson:
     meta: dict[str, Any] = field(default_factory=dict)
 
 
+_OBJECT_START = re.compile(r"^\{", re.MULTILINE)
+
+
 def _decode_objects(text: str, path: Path) -> list[dict[str, Any]]:
     """Every top-level JSON object in ``text``, skipping non-JSON lines around them."""
     decoder = json.JSONDecoder()
     objects: list[dict[str, Any]] = []
-    pos = 0
-    for m in re.finditer(r"^\{", text, flags=re.MULTILINE):
-        if m.start() < pos:
-            continue
+    start = _OBJECT_START.search(text)
+    while start:
         try:
-            obj, pos = decoder.raw_decode(text, m.start())
+            obj, pos = decoder.raw_decode(text, start.start())
         except json.JSONDecodeError as exc:
             raise InputError(
                 f"{path}: truncated or malformed fio JSON at line {exc.lineno}, column "
@@ -71,6 +72,7 @@ def _decode_objects(text: str, path: Path) -> list[dict[str, Any]]:
             ) from None
         if isinstance(obj, dict):
             objects.append(obj)
+        start = _OBJECT_START.search(text, pos)
     return objects
 
 
@@ -112,15 +114,17 @@ def _bins(bins: dict[str, Any], scale: float, index_keys: bool) -> tuple | None:
     """json+ bins as arrays (latency in ns, count) of the non-empty ones, or None. The keys
     are latencies, or (fio 2.2.12-2.19) bin indices of the µs histogram; 2.x also stored
     ``FIO_IO_U_PLAT_*`` constants among them, which are skipped."""
-    keys = [k for k in bins if k[:1].isdigit()]
+    keys = list(bins)
+    try:
+        values = np.array(keys, dtype=np.float64)
+    except ValueError:  # the constants
+        keys = [k for k in keys if k[:1].isdigit()]
+        values = np.array(keys, dtype=np.float64)
     counts = np.fromiter((bins[k] for k in keys), dtype=np.int64, count=len(keys))
     keep = counts != 0
     if not keep.any():
         return None
-    if index_keys:
-        lat_ns = plat_idx_to_val(np.array(keys, dtype=np.int64)) * 1000.0
-    else:
-        lat_ns = np.array(keys, dtype=np.float64) * scale
+    lat_ns = plat_idx_to_val(values.astype(np.int64)) * 1000.0 if index_keys else values * scale
     return lat_ns[keep], counts[keep]
 
 

@@ -60,20 +60,22 @@ def _layout(first: bytes, log_offset: bool | None, both: bool) -> tuple[list[str
     return names, schema
 
 
-def _parse(source: Path | bytes, schema: dict) -> pl.DataFrame:
+def _parse(source: Path | bytes, schema: dict, keep: list[int] | None = None) -> pl.DataFrame:
     return pl.read_csv(
         source,
         has_header=False,
         new_columns=list(schema),
         schema=schema,
+        columns=keep,
         truncate_ragged_lines=True,
     )
 
 
 def _finish(frame: pl.DataFrame) -> pl.DataFrame:
     """Direction names and integer priorities."""
-    names = pl.select(direction(pl.lit(frame["ddir"]))).to_series().alias("direction")
-    frame.replace_column(frame.get_column_index("ddir"), names)  # eager: no lazy round trip
+    if "ddir" in frame.columns:
+        names = pl.select(direction(pl.lit(frame["ddir"]))).to_series().alias("direction")
+        frame.replace_column(frame.get_column_index("ddir"), names)  # eager: no lazy trip
     if frame.schema.get("prio") == pl.String:
         frame = frame.with_columns(
             pl.col("prio").str.strip_chars().str.replace("^0x", "").str.to_integer(base=16)
@@ -81,9 +83,12 @@ def _finish(frame: pl.DataFrame) -> pl.DataFrame:
     return frame
 
 
-def _check_first_line(path: Path | str, first: bytes) -> None:
-    if b"\0" in first or (first.strip() and not _ROW_RE.match(first)):
-        raise InputError(f"{path}: line 1 is not a fio log row (time, value, ddir, bs, ...)")
+_NOT_A_LOG = "line 1 is not a fio log row (time, value, ddir, bs, ...)"
+
+
+def _is_log_row(first: bytes) -> bool:
+    """Whether a file's first line is a log row (or blank: an empty log)."""
+    return b"\0" not in first and (not first.strip() or bool(_ROW_RE.match(first)))
 
 
 def read_fio_log(
@@ -108,7 +113,8 @@ def read_fio_log(
             first = fh.readline()
     except OSError as exc:
         raise InputError(f"{path}: cannot read: {exc.strerror}") from None
-    _check_first_line(path, first)
+    if not _is_log_row(first):
+        raise InputError(f"{path}: {_NOT_A_LOG}")
     names, schema = _layout(first, log_offset, window_value_both)
     try:
         frame = _parse(path, schema) if first.strip() else pl.DataFrame(schema=schema)
@@ -124,66 +130,61 @@ def read_fio_log(
 LogLayout = tuple[bool | None, bool]
 
 
-def read_fio_logs(
-    paths: Sequence[str | Path],
-    contents: Sequence[bytes | None] | None = None,
-    layouts: Sequence[LogLayout] | None = None,
-) -> tuple[pl.DataFrame, dict[int, str]]:
-    """Read many log files at once: their bytes are joined per column layout and parsed in
-    one pass, which is far faster than a parser call per file for thousands of small logs.
-
-    Returns the canonical columns plus ``file`` (the index into ``paths``) and, per index of
-    a file that could not be read, the reason. Empty files contribute no rows. ``contents``
-    are the files' bytes when the caller has read them already (None: read here);
-    ``layouts`` the column hints from each file's job options (else the column count
-    decides).
+class LogBatch:
+    """Many log files' bytes, gathered per column layout and parsed in one pass per layout:
+    far faster than a parser call per file for thousands of small logs.
     """
-    groups: dict[tuple[str, ...], tuple[dict, list[int], list[bytes]]] = {}
-    layout_keys: dict[tuple, tuple[str, ...]] = {}  # (commas, hex prio, hints) -> group key
-    bad: dict[int, str] = {}
-    for i, path in enumerate(paths):
-        try:
-            data = contents[i] if contents is not None else None
-            data = Path(path).read_bytes() if data is None else data
-        except OSError as exc:
-            bad[i] = f"cannot read: {exc.strerror}"
-            continue
+
+    def __init__(self) -> None:
+        self.bad: dict[int, str] = {}  #: file index -> why it could not be parsed
+        self.nbytes = 0
+        self._groups: dict[tuple[str, ...], tuple[dict, list[int], list[bytes], list[int]]] = {}
+        self._keys: dict[tuple, tuple[str, ...]] = {}  # (commas, hex prio, hints) -> group
+
+    def add(self, index: int, data: bytes, layout: LogLayout = (None, False)) -> bool:
+        """Queue the bytes of file ``index``, laid out as ``layout`` says (the column hints
+        of its job's options); False, with the reason in ``bad``, if it is no fio log."""
         end = data.find(b"\n")
         first = data if end < 0 else data[:end]
-        try:
-            _check_first_line(path, first)
-        except InputError as exc:
-            bad[i] = str(exc).split(": ", 1)[1]
-            continue
-        if not first.strip():
-            continue
-        hints = layouts[i] if layouts else (None, False)
-        shape = (first.count(b","), b"0x" in first, hints)
-        if (key := layout_keys.get(shape)) is None:
-            _, schema = _layout(first, *hints)
-            key = layout_keys[shape] = tuple(f"{k}:{v}" for k, v in schema.items())
-            groups.setdefault(key, (schema, [], []))
-        group = groups[key]
-        group[1].append(i)
-        group[2].append(data if data.endswith(b"\n") else data + b"\n")
-    frames = []
-    for schema, ids, blobs in groups.values():
-        counts = [b.count(b"\n") for b in blobs]  # blank lines: the one-by-one path
-        try:
-            frame = _parse(b"".join(blobs), schema)
-        except pl.exceptions.PolarsError:
-            frame = None
-        if frame is None or frame.height != sum(counts):  # a bad file among them: one by one
-            for i, blob in zip(ids, blobs, strict=True):
-                try:
-                    one = _parse(blob, schema)
-                except pl.exceptions.PolarsError as exc:
-                    bad[i] = f"malformed fio log: {str(exc).splitlines()[0]}"
-                    continue
-                frames.append(one.with_columns(file=pl.lit(i, dtype=pl.Int64)))
-            continue
-        file_col = pl.Series("file", np.repeat(np.array(ids, dtype=np.int64), counts))
-        frames.append(frame.with_columns(file_col))
-    if not frames:
-        return pl.DataFrame(schema={"file": pl.Int64, "time_ms": pl.Int64}), bad
-    return _finish(pl.concat(frames, how="diagonal_relaxed")), bad
+        if not _is_log_row(first):
+            self.bad[index] = _NOT_A_LOG
+            return False
+        if not first.strip():  # an empty log has no rows
+            return True
+        shape = (first.count(b","), b"0x" in first, layout)
+        if (key := self._keys.get(shape)) is None:
+            _, schema = _layout(first, *layout)
+            key = self._keys[shape] = tuple(f"{k}:{v}" for k, v in schema.items())
+            self._groups.setdefault(key, (schema, [], [], []))
+        _, ids, blobs, counts = self._groups[key]
+        ids.append(index)
+        blobs.append(data if data.endswith(b"\n") else data + b"\n")
+        counts.append(blobs[-1].count(b"\n"))
+        self.nbytes += len(data)
+        return True
+
+    def parse(self, columns: Sequence[str] | None = None) -> pl.DataFrame:
+        """The canonical columns (only ``columns`` if given) of every file added, plus
+        ``file`` (its index)."""
+        wanted = None if columns is None else {"ddir" if c == "direction" else c for c in columns}
+        frames = []
+        for schema, ids, blobs, counts in self._groups.values():
+            keep = None if wanted is None else [n for n, c in enumerate(schema) if c in wanted]
+            try:
+                frame = _parse(b"".join(blobs), schema, keep)
+            except pl.exceptions.PolarsError:
+                frame = None
+            if frame is None or frame.height != sum(counts):  # a bad file (or blank lines)
+                for i, blob in zip(ids, blobs, strict=True):
+                    try:
+                        one = _parse(blob, schema, keep)
+                    except pl.exceptions.PolarsError as exc:
+                        self.bad[i] = f"malformed fio log: {str(exc).splitlines()[0]}"
+                        continue
+                    frames.append(one.with_columns(file=pl.lit(i, dtype=pl.Int64)))
+                continue
+            file_col = pl.Series("file", np.repeat(np.array(ids, dtype=np.int64), counts))
+            frames.append(frame.with_columns(file_col))
+        if not frames:
+            return pl.DataFrame(schema={"file": pl.Int64, "time_ms": pl.Int64})
+        return _finish(pl.concat(frames, how="diagonal_relaxed"))

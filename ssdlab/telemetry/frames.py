@@ -35,7 +35,7 @@ import polars as pl
 
 from ..io import read_fio_json, read_fio_log
 from ..io.fio_json import FioJson
-from ..logs import find_job_logs, job_runtimes, log_params
+from ..logs import find_job_logs, log_params
 from ..manifest import LOADABLE, Manifest, StepRecord
 from ..runner import FIO_JSON
 from . import store
@@ -235,7 +235,7 @@ def _measured_window(fio: FioJson, step_dir: Path) -> tuple[float, float] | str:
             start = int(frame["time_ms"].min())
             first_ms[log.job_index] = min(first_ms.get(log.job_index, start), start)
     windows = []
-    for job in log_params(fio.meta, job_runtimes(fio.jobs)):
+    for job in log_params(fio.meta, fio.jobs.to_dicts()):
         start_ms, runtime_s = job["start_ms"], job["runtime_s"]
         if start_ms is None and job["job_index"] in first_ms:
             start_ms = first_ms[job["job_index"]] - job["window_ms"]
