@@ -11,8 +11,8 @@ Files whose names are not fio log names are read first. Each JSON result among t
 parsed and its iops/bw/clat logs are read at once; every :data:`BATCH_BYTES` of logs go
 to a worker thread that parses them and sums the time series (polars releases the GIL)
 while the main thread reads on, and their bytes are then dropped. The slat/lat and
-histogram logs a result names are listed among its sources but not read: nothing is
-imported from them. Log files no result names are read last, only to say what they are.
+histogram logs a result names are only checked to be logs: nothing is imported from them.
+Log files no result names are read last, only to say what they are.
 """
 
 from __future__ import annotations
@@ -216,6 +216,15 @@ class _Import:
                 except OSError:
                     raw, whole = b"", False  # JobLogs tries again and records why it cannot
                 self.logs.add(log, {"step_index": step_index}, raw if whole else None)
+            else:  # nothing is imported from it: only checked to be what its name says
+                self._tick()
+                try:
+                    raw, _ = _read(log.path)
+                except OSError as exc:
+                    self.skip(log.path, f"cannot read: {exc.strerror}")
+                    continue
+                if not sniff(raw) and raw.strip():  # an empty log is fine
+                    self.skip(log.path, _why_not(raw[:SNIFF_BYTES]))
         if self.logs.batch.nbytes >= BATCH_BYTES:
             self.submit()
 

@@ -147,15 +147,17 @@ def test_bad_logs_a_result_names_are_skipped_with_the_reason(sweep: Path, tmp_pa
     (d / f"{prefix}_iops.1.log").write_text("garbage\n")
     clat = d / f"{prefix}_clat.2.log"
     clat.write_text(clat.read_text() + "1500, x\n")
+    (d / f"{prefix}_slat.1.log").write_bytes(bytes(range(256)))  # nothing is imported from it
     report = import_results([d], tmp_path / "o")
     reasons = {s.path.name: s.reason for s in report.skipped}
     assert reasons == {
         f"{prefix}_iops.1.log": "line 1 is not a fio log row (time, value, ddir, bs, ...)",
         f"{prefix}_clat.2.log": reasons[f"{prefix}_clat.2.log"],
+        f"{prefix}_slat.1.log": "binary file, not fio output",
     }
     assert reasons[f"{prefix}_clat.2.log"].startswith("malformed fio log: ")
     assert report.results == 1 and ssdlab.load(tmp_path / "o").summary.height == 1
-    with pytest.raises(InputError, match=r"_iops\.1\.log: line 1 is not a fio log row"):
+    with pytest.raises(InputError, match=r"_slat\.1\.log: binary file"):
         import_results([d], tmp_path / "strict", strict=True)
 
 
