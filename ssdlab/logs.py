@@ -246,15 +246,16 @@ def timeseries(logs: LogRows, params: pl.DataFrame, keys: Sequence[str] = ()) ->
     threads, completion latency IOPS-weighted; for any number of results at once.
 
     ``logs`` holds rows of iops/bw/clat logs tagged per file with ``keys`` (e.g.
-    ``step_index``), ``job_index``, ``thread`` and ``kind`` (:func:`load_job_logs`);
+    ``step_index``), ``job_index``, ``thread`` and ``kind`` (:class:`JobLogs`);
     ``params`` has per ``keys`` + ``job_index`` the fields of :func:`log_params`. Windowed
-    logs (``log_avg_msec``) keep their windows. The throughput logs (iops, else bw) say
-    which windows exist: a window that not every thread logged (fio skips a job's last
-    partial window) is dropped rather than undercounted, as is a sum that misses a thread;
-    a repeated timestamp (fio's final flush) keeps the full window. Per-I/O logs are
-    counted into whole 1-second windows. ``t_s`` is the end of the window in seconds since
-    the job began measuring (``job_start`` when fio gives it, else the first window's
-    start). A measure whose log the job did not write is null.
+    logs (``log_avg_msec``) keep their windows: a row belongs to the window whose end is
+    nearest its timestamp (exactly halfway: the later one). The throughput logs (iops,
+    else bw) say which windows exist: a window that not every thread logged (fio skips a
+    job's last partial window) is dropped rather than undercounted, as is a sum that
+    misses a thread; a repeated timestamp (fio's final flush) keeps the full window.
+    Per-I/O logs are counted into whole 1-second windows. ``t_s`` is the end of the window
+    in seconds since the job began measuring (``job_start`` when fio gives it, else the
+    first window's start). A measure whose log the job did not write is null.
     """
     by = [*keys, "job_index"]
     schema = {k: logs.files.schema.get(k, pl.Int64) for k in keys} | TIMESERIES_SCHEMA
@@ -358,9 +359,9 @@ def _windowed(
     if rows.is_empty():
         return pl.DataFrame(schema=_PER_THREAD)
     file = pl.col("file")
-    start = pl.lit(files["t0"]).gather(file)
-    w = ((pl.col("time_ms") - start) / pl.lit(files["window_ms"]).gather(file)).round(0)
-    rows = rows.select("file", "direction", "value", w=w.cast(pl.Int64))
+    since, window = pl.col("time_ms") - _per_file(files["t0"]), _per_file(files["window_ms"])
+    w = (2 * since + window) // (2 * window)  # the nearest window; halfway: the later one
+    rows = rows.select("file", "direction", "value", w=w)
     repeated = pl.any_horizontal(
         pl.all_horizontal(
             pl.col(c).eq_missing(pl.col(c).shift(k)) for c in ("file", "direction", "w")
@@ -399,6 +400,11 @@ def _windowed(
         bw=pl.col("bw") * 1024 if "bw" in logged else pl.lit(None),  # KiB/s -> bytes/s
         clat=pl.col("clat") if "clat" in logged else pl.lit(None),
     ).cast(_PER_THREAD)  # type: ignore[arg-type]
+
+
+def _per_file(values: pl.Series) -> pl.Expr:
+    """A file's value (``values[file]``) on each of its rows; a constant if all agree."""
+    return pl.lit(values[0]) if values.n_unique() == 1 else pl.lit(values).gather(pl.col("file"))
 
 
 def _per_io(rows: pl.DataFrame, files: pl.DataFrame) -> pl.DataFrame:

@@ -1,7 +1,7 @@
 """Log time series against a plain-Python reference of the documented rules, on generated
 logs: any number of threads, windows a thread did not log, fio's repeated final row, mixed
-directions, clock jitter, and logs that do not line up (the join path, not the positional
-one)."""
+directions, clock jitter, rows exactly halfway between windows, and logs that do not line
+up (the join path, not the positional one)."""
 
 from __future__ import annotations
 
@@ -32,7 +32,8 @@ def job_logs(draw: st.DrawFn) -> dict[tuple[str, int], list[tuple[int, int, int]
             for w in range(1, windows + 1):
                 if draw(st.integers(0, 9)) == 0:  # a window this log skipped
                     continue
-                t = START_MS + w * WINDOW_MS + draw(st.integers(-120, 120))
+                late = draw(st.one_of(st.integers(-120, 120), st.just(WINDOW_MS // 2)))
+                t = START_MS + w * WINDOW_MS + late  # jitter, or exactly halfway
                 rows += [(t, draw(st.integers(0, 10**6)), d) for d in ddirs]
             if rows and draw(st.booleans()):  # fio's final flush repeats the last window
                 t = rows[-1][0] + draw(st.integers(0, 200))
@@ -48,7 +49,7 @@ def reference(logs: dict[tuple[str, int], list[tuple[int, int, int]]]) -> dict:
     for (kind, thread), rows in logs.items():
         seen = set()
         for t, value, ddir in rows:
-            w = round((t - START_MS) / WINDOW_MS)
+            w = (2 * (t - START_MS) + WINDOW_MS) // (2 * WINDOW_MS)  # nearest; halfway: later
             if (ddir, w) not in seen:  # the first row of a repeated window
                 seen.add((ddir, w))
                 per_thread[(ddir, w, thread)][kind] = value
