@@ -365,14 +365,16 @@ def fio_frames(results: list[FioRows], ids: list[dict[str, Any]] | None = None) 
 
     def bins() -> pl.DataFrame:
         chunks = [(n, *chunk) for n, res in enumerate(results) for chunk in res.bins]
-        sizes = [len(chunk[4]) for chunk in chunks]
-        columns: dict[str, Any] = {
-            name: np.repeat([chunk[i] for chunk in chunks], sizes) if chunks else []
-            for i, name in enumerate(("owner", "job_index", "direction", "stat"))
-        }
-        for i, name in ((4, "lat_ns"), (5, "count")):
-            columns[name] = np.concatenate([c[i] for c in chunks]) if chunks else []
-        out = pl.DataFrame(columns, schema={"owner": pl.Int64} | _BIN_SCHEMA)
+        schema = {"owner": pl.Int64} | _BIN_SCHEMA
+        if not chunks:
+            return with_ids(pl.DataFrame(schema=schema), []).drop("owner")
+        heads = pl.DataFrame([c[:4] for c in chunks], schema=list(schema)[:4], orient="row")
+        rows = np.repeat(np.arange(len(chunks)), [len(c[4]) for c in chunks])
+        out = heads[rows].with_columns(
+            pl.Series(name, np.concatenate([c[i] for c in chunks]))
+            for i, name in ((4, "lat_ns"), (5, "count"))
+        )
+        out = out.cast(schema)  # type: ignore[arg-type]
         return with_ids(out, out["owner"]).drop("owner")
 
     return FioJson(
