@@ -37,6 +37,7 @@ from .manifest import MANIFEST, Manifest, StepRecord, now
 from .progress import RunDisplay
 from .suite import Rounds, Step, Suite
 from .sysinfo import host_info
+from .tables import format_bw, format_iops
 from .target import prepare_target, purge, release_target
 from .units import parse_size
 
@@ -97,7 +98,7 @@ def inspect_step(step_dir: Path) -> tuple[pl.DataFrame, str]:
     bw = float(jobs["bw_bytes_s"].sum())
     p99 = jobs["clat_p99_ns"].max()
     tail = f"  clat p99 {p99 / 1000:,.1f} µs" if p99 is not None else ""
-    return jobs, f"{iops:,.0f} IOPS  {bw / 2**20:,.1f} MiB/s{tail}"
+    return jobs, f"{format_iops(iops)}  {format_bw(bw)}{tail}"  # MB/s, as in reports
 
 
 def tracked_value(jobs: pl.DataFrame, metric: str, direction: str | None) -> float:

@@ -45,6 +45,15 @@ def test_run_keeps_every_raw_result_and_a_complete_manifest(tiny_run: Path) -> N
     assert not list((tiny_run / "steps").glob("*.partial"))
 
 
+def test_step_headline_is_in_report_units(tiny_run: Path) -> None:
+    from ssdlab.runner import inspect_step
+    from ssdlab.tables import format_bw
+
+    step = manifest(tiny_run)["steps"][0]
+    jobs, headline = inspect_step(tiny_run / "steps" / step["dir"])
+    assert format_bw(jobs["bw_bytes_s"].sum()) in headline and "MiB" not in headline
+
+
 def test_load_gives_tidy_frames_consistent_with_fio(tiny_run: Path) -> None:
     r = ssdlab.load(tiny_run)
     s = r.summary
