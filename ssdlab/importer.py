@@ -12,7 +12,8 @@ parsed and its iops/bw/clat logs are read at once; every :data:`BATCH_BYTES` of 
 to a worker thread that parses them and sums the time series (polars releases the GIL)
 while the main thread reads on, and their bytes are then dropped. The slat/lat and
 histogram logs a result names are only checked to be logs: nothing is imported from them.
-Log files no result names are read last, only to say what they are.
+Files with log names that no result names are read last, only to say what they are; a
+JSON result among them (a result saved under a log's name) is numbered after the others.
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ import io
 import os
 import re
 import secrets
+import shutil
 from collections.abc import Callable, Iterable
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
@@ -32,6 +34,7 @@ from . import __version__
 from .atomic import write_bytes_atomic
 from .errors import InputError
 from .io.fio_json import FioJson, FioRows, fio_frames, parse_fio_json
+from .io.fio_log import log_problem
 from .logs import (
     TIMESERIES_KINDS,
     JobLog,
@@ -50,6 +53,7 @@ KEEP_BYTES = 64 * 2**20  # files up to this size are read whole, once
 BATCH_BYTES = 16 * 2**20  # log bytes per batch of time series
 _LOG_ROW = re.compile(rb"^\s*\d+\s*,\s*-?\d+\s*,\s*\d+\s*,\s*\d+")
 HIST_MIN_COLUMNS = 3 + 19  # the coarsest histogram log (fio 2.x, coarseness 6)
+NO_RESULT_NAMES = "fio log that no imported JSON result names (write_*_log prefix)"
 
 
 @dataclass
@@ -106,7 +110,7 @@ def _walk(paths: Iterable[Path]) -> list[str]:
         for dirpath, dirnames, filenames in os.walk(root):
             dirnames.sort()
             files += [f"{dirpath}{os.sep}{f}" for f in sorted(filenames)]
-    return files
+    return list(dict.fromkeys(files))  # once each, however the roots overlap
 
 
 def _step_name(path: str, dirs: list[str]) -> str:
@@ -117,14 +121,16 @@ def _step_name(path: str, dirs: list[str]) -> str:
     return stem if suffix else rel
 
 
-def _read(path: str) -> tuple[bytes, bool]:
-    """A file's bytes and True, or only its head and False when it is too large to keep."""
+def _read(path: str, limit: int = KEEP_BYTES) -> tuple[bytes, bool]:
+    """A file's bytes and True; or, when it is larger than ``limit``, its first bytes and
+    False."""
     fd = os.open(path, os.O_RDONLY)
     try:
-        data = os.read(fd, FIRST_READ)  # most files: whole, without a stat
-        if len(data) < FIRST_READ:
+        first = min(FIRST_READ, limit + 1)
+        data = os.read(fd, first)  # most files: whole, without a stat
+        if len(data) < first:
             return data, True
-        if os.fstat(fd).st_size > KEEP_BYTES:
+        if limit < FIRST_READ or os.fstat(fd).st_size > limit:
             return data, False
         return data + b"".join(iter(lambda: os.read(fd, 2**20), b"")), True
     finally:
@@ -133,7 +139,7 @@ def _read(path: str) -> tuple[bytes, bool]:
 
 def _series(logs: JobLogs, params: list[dict]) -> tuple[pl.DataFrame, dict[str, str]]:
     """The time series of a batch of results' logs (run by the worker thread)."""
-    rows, bad = logs.parse(per_io=any(p["window_ms"] <= 0 for p in params))
+    rows, bad = logs.parse()
     return timeseries(rows, pl.DataFrame(params), keys=["step_index"]), bad
 
 
@@ -161,8 +167,8 @@ class _Import:
         self.strict = strict
         self.on_file = on_file
         self.pool = pool
-        self.done = 0
-        self.skipped: list[Skipped] = []
+        self.done = 0  # files read, for progress (a file two results name counts twice)
+        self.skipped: dict[str, Skipped] = {}  # once per file
         self.sniffed: dict[str, str] = {}  # path -> json, log, hist or "" (not fio output)
         self.unknown: dict[str, str] = {}  # path -> why it is not fio output
         self.results: list[_Result] = []
@@ -173,19 +179,20 @@ class _Import:
     def skip(self, path: str, reason: str) -> None:
         if self.strict:
             raise InputError(f"{path}: {reason}")
-        self.skipped.append(Skipped(Path(path), reason))
+        self.skipped.setdefault(path, Skipped(Path(path), reason))
 
-    def _tick(self) -> None:
+    def _read(self, path: str, limit: int = KEEP_BYTES) -> tuple[bytes, bool]:
         self.done += 1
         if self.on_file and self.done % 1000 == 0:
-            self.on_file(self.done, len(self.named))
+            self.on_file(min(self.done, len(self.named)), len(self.named))
+        return _read(path, limit)
 
-    def read(self, paths: Iterable[str]) -> None:
-        """Read and recognise files; a JSON result is parsed and its logs read."""
+    def read(self, paths: Iterable[str], limit: int = KEEP_BYTES) -> None:
+        """Read and recognise files (their first ``limit`` bytes, unless a JSON result
+        needs more); a JSON result is parsed and its logs read."""
         for path in paths:
-            self._tick()
             try:
-                raw, whole = _read(path)
+                raw, whole = self._read(path, limit)
             except OSError as exc:
                 self.skip(path, f"cannot read: {exc.strerror}")
                 continue
@@ -210,21 +217,19 @@ class _Import:
         self.params += [p | {"step_index": step_index} for p in log_params(rows.meta, rows.jobs)]
         for log in logs:
             if log.kind in TIMESERIES_KINDS:
-                self._tick()
                 try:
-                    raw, whole = _read(log.path)
+                    raw, whole = self._read(log.path)
                 except OSError:
                     raw, whole = b"", False  # JobLogs tries again and records why it cannot
                 self.logs.add(log, {"step_index": step_index}, raw if whole else None)
-            else:  # nothing is imported from it: only checked to be what its name says
-                self._tick()
-                try:
-                    raw, _ = _read(log.path)
-                except OSError as exc:
-                    self.skip(log.path, f"cannot read: {exc.strerror}")
-                    continue
-                if not sniff(raw) and raw.strip():  # an empty log is fine
-                    self.skip(log.path, _why_not(raw[:SNIFF_BYTES]))
+                continue
+            try:  # nothing is imported from the others: they are only checked to be logs
+                head, _ = self._read(log.path, SNIFF_BYTES)
+            except OSError as exc:
+                self.skip(log.path, f"cannot read: {exc.strerror}")
+                continue
+            if why := log_problem(head):
+                self.skip(log.path, why)
         if self.logs.batch.nbytes >= BATCH_BYTES:
             self.submit()
 
@@ -252,7 +257,7 @@ class _Import:
             parts.append(part)
             for path, reason in bad.items():
                 self.skip(path, reason)
-        return pl.concat(parts)
+        return pl.concat(parts) if parts else _series(JobLogs(), [])[0]
 
 
 def import_results(
@@ -267,35 +272,42 @@ def import_results(
 
     Results are parsed to rows and the frames of all of them are built together; their
     logs are parsed in bulk, a batch at a time. Bad or unrelated files are skipped with a
-    reason (``strict`` makes the first one an error). ``on_file(done, total)`` reports
-    progress.
+    reason (``strict`` makes the first one an error; nothing is left in ``out`` then).
+    ``on_file(done, total)`` reports progress.
     """
     if (out / MANIFEST).exists():
         raise InputError(f"{out} already holds results; import into a new directory")
+    made = next((d for d in (out, out / FRAMES_DIR) if not d.exists()), None)
+    try:
+        with ThreadPoolExecutor(1, thread_name_prefix="ssdlab-import") as pool:
+            run = _Import(
+                _walk([Path(os.path.normpath(p.absolute())) for p in paths]), strict, on_file, pool
+            )
+            try:
+                return _import(run, paths, out, label)
+            finally:
+                for future, _, _ in run.batches:  # an error stops the work not yet started
+                    future.cancel()
+    except BaseException:
+        if made is not None:
+            shutil.rmtree(made, ignore_errors=True)
+        raise
+
+
+def _import(run: _Import, paths: list[Path], out: Path, label: str | None) -> ImportReport:
     roots = [Path(os.path.normpath(p.absolute())) for p in paths]
-    files = _walk(roots)
-    with ThreadPoolExecutor(1, thread_name_prefix="ssdlab-import") as pool:
-        run = _Import(files, strict, on_file, pool)
-        try:
-            return _import(run, roots, out, label)
-        finally:
-            for future, _, _ in run.batches:  # an error stops the work not yet started
-                future.cancel()
-
-
-def _import(run: _Import, roots: list[Path], out: Path, label: str | None) -> ImportReport:
     run.read(path for path, named in run.named.items() if named is None)
     claimed = {log.path for result in run.results for log in result.logs}
-    run.read(path for path, named in run.named.items() if named and path not in claimed)
+    unclaimed = [path for path, named in run.named.items() if named and path not in claimed]
+    run.read(unclaimed, SNIFF_BYTES)  # what they are; a JSON result among them still counts
     if run.on_file:
         run.on_file(len(run.named), len(run.named))
     if not run.results:
-        raise InputError(f"no fio JSON result found under {', '.join(map(str, roots))}")
+        raise InputError(f"no fio JSON result found under {', '.join(map(str, paths))}")
     claimed = {log.path for result in run.results for log in result.logs}
     for path, kind in run.sniffed.items():
         if path not in claimed and kind != "json":
             run.skip(path, run.unknown.get(path) or NO_RESULT_NAMES)
-    run.submit()
 
     dirs = [os.path.join(root, "") for root in roots if root.is_dir()]
     ids = [
@@ -329,33 +341,30 @@ def _import(run: _Import, roots: list[Path], out: Path, label: str | None) -> Im
     names = pl.DataFrame(ids, schema={"step_index": pl.Int64, "step": pl.String})
     series = run.timeseries().join(names, on="step_index")
     write_import(out, manifest, {"timeseries": series.with_columns(_common(manifest))})
-    return ImportReport(out=out, results=len(run.results), logs=len(claimed), skipped=run.skipped)
+    skipped = sorted(run.skipped.values(), key=lambda s: str(s.path))
+    return ImportReport(out=out, results=len(run.results), logs=len(claimed), skipped=skipped)
 
 
-NO_RESULT_NAMES = "fio log that no imported JSON result names (write_*_log prefix)"
-
-
-def _common(manifest: Manifest) -> list[pl.Expr]:
-    """The columns a native run's frames have and an import's rows take as constants."""
+def _common(manifest: Manifest, host: pl.Expr | None = None) -> list[pl.Expr]:
+    """The columns a native run's frames have and an import's rows take as constants (the
+    ``host`` is null unless given)."""
     return [
         pl.lit(manifest.run_id, dtype=pl.String).alias("run_id"),
         pl.lit(manifest.label, dtype=pl.String).alias("label"),
         pl.lit(None, dtype=pl.String).alias("block"),
         pl.lit(None, dtype=pl.Int64).alias("round"),
         pl.lit("ok", dtype=pl.String).alias("status"),
-        pl.lit(None, dtype=pl.String).alias("host"),
+        pl.lit(None, dtype=pl.String).alias("host") if host is None else host.alias("host"),
     ]
 
 
 def _frames(manifest: Manifest, fio: FioJson) -> dict[str, pl.DataFrame]:
     """The frames of the results themselves (summary, latency bins, percentiles,
     snapshots); the summary keeps fio's hostname as ``host``."""
+    hostname = pl.col("hostname").cast(pl.String) if "hostname" in fio.jobs.columns else None
     common = _common(manifest)
-    host = common[-1]
-    if "hostname" in fio.jobs.columns:
-        host = pl.col("hostname").cast(pl.String).alias("host")
     return {
-        "summary": fio.jobs.with_columns(*common[:-1], host),
+        "summary": fio.jobs.with_columns(_common(manifest, hostname)),
         "latency_hist": fio.bins.filter(pl.col("stat") == "clat").drop("stat").with_columns(common),
         "percentiles": fio.percentiles.with_columns(common),
         "snapshots": fio.snapshots.with_columns(common),

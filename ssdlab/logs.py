@@ -52,6 +52,7 @@ class JobLog(NamedTuple):
     job_index: int
     thread: int
     layout: LogLayout = (None, False)
+    window_ms: int = 0  #: the job's log_avg_msec (0: a row per I/O)
 
 
 def _global(meta: dict[str, Any]) -> dict[str, str]:
@@ -154,7 +155,7 @@ def find_job_logs(
                 opts.get("log_window_value", "").lower() == "both",
             )
             found += [
-                JobLog(f"{base}{name}", kind, job_index, thread, layout)
+                JobLog(f"{base}{name}", kind, job_index, thread, layout, _window_ms(opts))
                 for thread, name in logs
                 if thread in threads
             ]
@@ -163,9 +164,9 @@ def find_job_logs(
 
 @dataclass
 class LogRows:
-    """Rows of many log files: ``rows`` has :data:`ROW_COLUMNS` and ``file``, the row of
-    ``files``, which tags each file with ``job_index``, ``thread``, ``kind`` and the
-    caller's ids (e.g. ``step_index``)."""
+    """Rows of many log files: ``rows`` has :data:`ROW_COLUMNS` (``bs_bytes`` if per-I/O
+    logs are among them) and ``file``, the row of ``files``, which tags each file with
+    ``job_index``, ``thread``, ``kind`` and the caller's ids (e.g. ``step_index``)."""
 
     rows: pl.DataFrame
     files: pl.DataFrame
@@ -193,12 +194,13 @@ class JobLogs:
         except OSError as exc:
             self.batch.bad[index] = f"cannot read: {exc.strerror}"
             return
-        self.batch.add(index, data, log.layout)
+        # a windowed log's bs column is 0: only a per-I/O log's is read
+        columns = ROW_COLUMNS if log.window_ms <= 0 else ROW_COLUMNS[:-1]
+        self.batch.add(index, data, log.layout, columns)
 
-    def parse(self, per_io: bool = True) -> tuple[LogRows, dict[str, str]]:
-        """The rows of every log queued, and the files that could not be read, with why;
-        without ``bs_bytes`` unless some are ``per_io`` logs."""
-        rows = self.batch.parse(ROW_COLUMNS if per_io else ROW_COLUMNS[:-1])
+    def parse(self) -> tuple[LogRows, dict[str, str]]:
+        """The rows of every log queued, and the files that could not be read, with why."""
+        rows = self.batch.parse()
         columns = {
             "job_index": pl.Series([log.job_index for log in self.found], dtype=pl.Int64),
             "thread": pl.Series([log.thread for log in self.found], dtype=pl.Int64),
@@ -218,6 +220,14 @@ def load_job_logs(found: Iterable[JobLog]) -> tuple[LogRows, dict[str, str]]:
     return logs.parse()
 
 
+def _window_ms(options: dict[str, str]) -> int:
+    """log_avg_msec (fio checks it is a number; anything else counts as 0)."""
+    try:
+        return int(options.get("log_avg_msec") or 0)
+    except ValueError:
+        return 0
+
+
 def log_params(meta: dict[str, Any], jobs: Iterable[dict[str, Any]]) -> list[dict]:
     """Per job entry of one fio result: what :func:`timeseries` needs to place its log rows
     in time (``window_ms`` = log_avg_msec, ``start_ms`` = job_start, ``runtime_s``).
@@ -231,7 +241,7 @@ def log_params(meta: dict[str, Any], jobs: Iterable[dict[str, Any]]) -> list[dic
     return [
         {
             "job_index": index,
-            "window_ms": int({**glob, **opts}.get("log_avg_msec") or 0),
+            "window_ms": _window_ms({**glob, **opts}),
             "start_ms": start,
             "runtime_s": runtimes.get(index, 0.0),
         }

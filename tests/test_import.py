@@ -153,12 +153,32 @@ def test_bad_logs_a_result_names_are_skipped_with_the_reason(sweep: Path, tmp_pa
     assert reasons == {
         f"{prefix}_iops.1.log": "line 1 is not a fio log row (time, value, ddir, bs, ...)",
         f"{prefix}_clat.2.log": reasons[f"{prefix}_clat.2.log"],
-        f"{prefix}_slat.1.log": "binary file, not fio output",
+        f"{prefix}_slat.1.log": reasons[f"{prefix}_iops.1.log"],
     }
     assert reasons[f"{prefix}_clat.2.log"].startswith("malformed fio log: ")
     assert report.results == 1 and ssdlab.load(tmp_path / "o").summary.height == 1
-    with pytest.raises(InputError, match=r"_slat\.1\.log: binary file"):
+    with pytest.raises(InputError, match=r"_slat\.1\.log: line 1 is not a fio log row"):
         import_results([d], tmp_path / "strict", strict=True)
+    (d / f"{prefix}_slat.1.log").unlink()  # now the first bad file is found by the worker
+    with pytest.raises(InputError, match=r"_iops\.1\.log: line 1 is not a fio log row"):
+        import_results([d], tmp_path / "strict", strict=True)
+    assert not (tmp_path / "strict").exists()  # nothing half written is left
+
+
+def test_overlapping_roots_and_results_without_jobs(sweep: Path, tmp_path: Path) -> None:
+    once = import_results([sweep], tmp_path / "once")
+    twice = import_results([sweep, sweep / "drive-a", sweep], tmp_path / "twice")
+    assert (once.results, once.logs, len(once.skipped)) == (
+        twice.results,
+        twice.logs,
+        len(twice.skipped),
+    )
+    a, b = (ssdlab.load(tmp_path / n).timeseries.drop("run_id", "label") for n in ("once", "twice"))
+    assert a.height > 0 and a.equals(b)
+    (tmp_path / "nojobs").mkdir()
+    (tmp_path / "nojobs" / "r.json").write_text('{"fio version": "fio-3.33", "jobs": []}')
+    report = import_results([tmp_path / "nojobs"], tmp_path / "o")
+    assert report.results == 1 and ssdlab.load(tmp_path / "o").timeseries.is_empty()
 
 
 def test_a_result_with_a_log_name_is_still_a_result(sweep: Path, tmp_path: Path) -> None:
@@ -358,7 +378,7 @@ def test_log_layouts_from_job_options(tmp_path: Path) -> None:
 
     def read(layout: tuple[bool | None, bool]) -> tuple[pl.DataFrame, dict[int, str]]:
         batch = LogBatch()
-        assert batch.add(0, log.read_bytes(), layout)
+        batch.add(0, log.read_bytes(), layout)
         return batch.parse(), batch.bad
 
     frame, bad = read((True, True))

@@ -83,12 +83,21 @@ def _finish(frame: pl.DataFrame) -> pl.DataFrame:
     return frame
 
 
-_NOT_A_LOG = "line 1 is not a fio log row (time, value, ddir, bs, ...)"
+def _first_line(data: bytes) -> bytes:
+    end = data.find(b"\n")
+    return data if end < 0 else data[:end]
 
 
-def _is_log_row(first: bytes) -> bool:
-    """Whether a file's first line is a log row (or blank: an empty log)."""
-    return b"\0" not in first and (not first.strip() or bool(_ROW_RE.match(first)))
+def _problem(first: bytes) -> str | None:
+    if b"\0" not in first and (not first.strip() or _ROW_RE.match(first)):
+        return None
+    return "line 1 is not a fio log row (time, value, ddir, bs, ...)"
+
+
+def log_problem(data: bytes) -> str | None:
+    """Why the bytes (or the first bytes) of a file are no fio log, or None: its first line
+    must be a log row, or blank (an empty log)."""
+    return _problem(_first_line(data))
 
 
 def read_fio_log(
@@ -113,8 +122,8 @@ def read_fio_log(
             first = fh.readline()
     except OSError as exc:
         raise InputError(f"{path}: cannot read: {exc.strerror}") from None
-    if not _is_log_row(first):
-        raise InputError(f"{path}: {_NOT_A_LOG}")
+    if why := log_problem(first):
+        raise InputError(f"{path}: {why}")
     names, schema = _layout(first, log_offset, window_value_both)
     try:
         frame = _parse(path, schema) if first.strip() else pl.DataFrame(schema=schema)
@@ -138,38 +147,47 @@ class LogBatch:
     def __init__(self) -> None:
         self.bad: dict[int, str] = {}  #: file index -> why it could not be parsed
         self.nbytes = 0
-        self._groups: dict[tuple[str, ...], tuple[dict, list[int], list[bytes], list[int]]] = {}
-        self._keys: dict[tuple, tuple[str, ...]] = {}  # (commas, hex prio, hints) -> group
+        # (schema, columns kept) -> schema, indices of the columns kept, files, bytes, rows
+        self._groups: dict[tuple, tuple[dict, list[int] | None, list[int], list, list]] = {}
+        self._keys: dict[tuple, tuple] = {}  # (commas, hex prio, hints, columns) -> group
 
-    def add(self, index: int, data: bytes, layout: LogLayout = (None, False)) -> bool:
+    def add(
+        self,
+        index: int,
+        data: bytes,
+        layout: LogLayout = (None, False),
+        columns: Sequence[str] | None = None,
+    ) -> None:
         """Queue the bytes of file ``index``, laid out as ``layout`` says (the column hints
-        of its job's options); False, with the reason in ``bad``, if it is no fio log."""
-        end = data.find(b"\n")
-        first = data if end < 0 else data[:end]
-        if not _is_log_row(first):
-            self.bad[index] = _NOT_A_LOG
-            return False
+        of its job's options), to keep only the canonical ``columns`` of (``direction``
+        included; None: all); if it is no fio log, ``bad`` says why."""
+        first = _first_line(data)
+        if why := _problem(first):
+            self.bad[index] = why
+            return
         if not first.strip():  # an empty log has no rows
-            return True
-        shape = (first.count(b","), b"0x" in first, layout)
+            return
+        shape = (first.count(b","), b"0x" in first, layout, columns)
         if (key := self._keys.get(shape)) is None:
             _, schema = _layout(first, *layout)
-            key = self._keys[shape] = tuple(f"{k}:{v}" for k, v in schema.items())
-            self._groups.setdefault(key, (schema, [], [], []))
-        _, ids, blobs, counts = self._groups[key]
+            wanted = (
+                None if columns is None else {"ddir" if c == "direction" else c for c in columns}
+            )
+            keep = None if wanted is None else [n for n, c in enumerate(schema) if c in wanted]
+            key = self._keys[shape] = (tuple(f"{k}:{v}" for k, v in schema.items()), columns)
+            self._groups.setdefault(key, (schema, keep, [], [], []))
+        _, _, ids, blobs, counts = self._groups[key]
         ids.append(index)
         blobs.append(data if data.endswith(b"\n") else data + b"\n")
         counts.append(blobs[-1].count(b"\n"))
         self.nbytes += len(data)
-        return True
 
-    def parse(self, columns: Sequence[str] | None = None) -> pl.DataFrame:
-        """The canonical columns (only ``columns`` if given) of every file added, plus
-        ``file`` (its index)."""
-        wanted = None if columns is None else {"ddir" if c == "direction" else c for c in columns}
+    def parse(self) -> pl.DataFrame:
+        """The columns kept of every file added, plus ``file`` (its index); the bytes are
+        let go, so this is done once."""
+        groups, self._groups = self._groups, {}
         frames = []
-        for schema, ids, blobs, counts in self._groups.values():
-            keep = None if wanted is None else [n for n, c in enumerate(schema) if c in wanted]
+        for schema, keep, ids, blobs, counts in groups.values():
             try:
                 frame = _parse(b"".join(blobs), schema, keep)
             except pl.exceptions.PolarsError:
