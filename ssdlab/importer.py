@@ -213,15 +213,15 @@ class _Import:
     def _result(self, path: str, rows: FioRows) -> None:
         logs = find_job_logs(rows.meta, os.path.dirname(path), self.index)
         self.results.append(_Result(path, rows, logs))
-        step_index = len(self.results)
-        self.params += [p | {"step_index": step_index} for p in log_params(rows.meta, rows.jobs)]
+        ids = {"step_index": len(self.results)}
+        self.params += [p | ids for p in log_params(rows.meta, rows.jobs)]
         for log in logs:
             if log.kind in TIMESERIES_KINDS:
                 try:
                     raw, whole = self._read(log.path)
                 except OSError:
                     raw, whole = b"", False  # JobLogs tries again and records why it cannot
-                self.logs.add(log, {"step_index": step_index}, raw if whole else None)
+                self.logs.add(log, ids, raw if whole else None)
                 continue
             try:  # nothing is imported from the others: they are only checked to be logs
                 head, _ = self._read(log.path, SNIFF_BYTES)
