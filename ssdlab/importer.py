@@ -121,22 +121,6 @@ def _step_name(path: str, dirs: list[str]) -> str:
     return stem if suffix else rel
 
 
-def _read(path: str, limit: int = KEEP_BYTES) -> tuple[bytes, bool]:
-    """A file's bytes and True; or, when it is larger than ``limit``, its first bytes and
-    False."""
-    fd = os.open(path, os.O_RDONLY)
-    try:
-        first = min(FIRST_READ, limit + 1)
-        data = os.read(fd, first)  # most files: whole, without a stat
-        if len(data) < first:
-            return data, True
-        if limit < FIRST_READ or os.fstat(fd).st_size > limit:
-            return data, False
-        return data + b"".join(iter(lambda: os.read(fd, 2**20), b"")), True
-    finally:
-        os.close(fd)
-
-
 def _series(logs: JobLogs, params: list[dict]) -> tuple[pl.DataFrame, dict[str, str]]:
     """The time series of a batch of results' logs (run by the worker thread)."""
     rows, bad = logs.parse()
@@ -182,10 +166,22 @@ class _Import:
         self.skipped.setdefault(path, Skipped(Path(path), reason))
 
     def _read(self, path: str, limit: int = KEEP_BYTES) -> tuple[bytes, bool]:
+        """A file's bytes and True; or, when it is larger than ``limit``, its first bytes
+        and False. Counted for progress."""
         self.done += 1
         if self.on_file and self.done % 1000 == 0:
             self.on_file(min(self.done, len(self.named)), len(self.named))
-        return _read(path, limit)
+        fd = os.open(path, os.O_RDONLY)
+        try:
+            first = min(FIRST_READ, limit + 1)
+            data = os.read(fd, first)  # most files: whole, without a stat
+            if len(data) < first:
+                return data, True
+            if limit < FIRST_READ or os.fstat(fd).st_size > limit:
+                return data, False
+            return data + b"".join(iter(lambda: os.read(fd, 2**20), b"")), True
+        finally:
+            os.close(fd)
 
     def read(self, paths: Iterable[str], limit: int = KEEP_BYTES) -> None:
         """Read and recognise files (their first ``limit`` bytes, unless a JSON result

@@ -110,10 +110,9 @@ class LogIndex:
         m = _LOG_NAME.fullmatch(name)
         if m is None:
             return None
-        table.setdefault((m["prefix"], m["kind"], m["host"]), []).append(
-            (int(m["thread"] or 1), name)
-        )
-        return m["kind"]
+        prefix, kind, thread, host = m.groups()
+        table.setdefault((prefix, kind, host), []).append((int(thread or 1), name))
+        return kind
 
     def lookup(
         self, directory: str, prefix: str, kind: str, host: str | None
@@ -154,8 +153,9 @@ def find_job_logs(
                 None if offset is None else offset.lower() in _TRUE,
                 opts.get("log_window_value", "").lower() == "both",
             )
+            window = _window_ms(opts)
             found += [
-                JobLog(f"{base}{name}", kind, job_index, thread, layout, _window_ms(opts))
+                JobLog(f"{base}{name}", kind, job_index, thread, layout, window)
                 for thread, name in logs
                 if thread in threads
             ]
