@@ -274,13 +274,12 @@ def import_results(
     if (out / MANIFEST).exists():
         raise InputError(f"{out} already holds results; import into a new directory")
     made = next((d for d in (out, out / FRAMES_DIR) if not d.exists()), None)
+    roots = [Path(os.path.normpath(p.absolute())) for p in paths]
     try:
         with ThreadPoolExecutor(1, thread_name_prefix="ssdlab-import") as pool:
-            run = _Import(
-                _walk([Path(os.path.normpath(p.absolute())) for p in paths]), strict, on_file, pool
-            )
+            run = _Import(_walk(roots), strict, on_file, pool)
             try:
-                return _import(run, paths, out, label)
+                return _import(run, paths, roots, out, label)
             finally:
                 for future, _, _ in run.batches:  # an error stops the work not yet started
                     future.cancel()
@@ -290,8 +289,9 @@ def import_results(
         raise
 
 
-def _import(run: _Import, paths: list[Path], out: Path, label: str | None) -> ImportReport:
-    roots = [Path(os.path.normpath(p.absolute())) for p in paths]
+def _import(
+    run: _Import, paths: list[Path], roots: list[Path], out: Path, label: str | None
+) -> ImportReport:
     run.read(path for path, named in run.named.items() if named is None)
     claimed = {log.path for result in run.results for log in result.logs}
     unclaimed = [path for path, named in run.named.items() if named and path not in claimed]
