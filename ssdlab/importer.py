@@ -33,8 +33,9 @@ import polars as pl
 from . import __version__
 from .atomic import write_bytes_atomic
 from .errors import InputError
+from .io.fio_hist import GROUPS
 from .io.fio_json import FioJson, FioRows, fio_frames, parse_fio_json
-from .io.fio_log import log_problem
+from .io.fio_log import LOG_ROW, log_problem
 from .logs import (
     TIMESERIES_KINDS,
     JobLog,
@@ -49,10 +50,9 @@ from .results import FRAMES_DIR
 
 SNIFF_BYTES = 8192
 FIRST_READ = 2**16  # one read() takes a file this small whole
-KEEP_BYTES = 64 * 2**20  # files up to this size are read whole, once
+KEEP_BYTES = 64 * 2**20  # files up to this size are kept from one read; larger: read again
 BATCH_BYTES = 16 * 2**20  # log bytes per batch of time series
-_LOG_ROW = re.compile(rb"^\s*\d+\s*,\s*-?\d+\s*,\s*\d+\s*,\s*\d+")
-HIST_MIN_COLUMNS = 3 + 19  # the coarsest histogram log (fio 2.x, coarseness 6)
+HIST_MIN_COLUMNS = 3 + GROUPS[2]  # the coarsest histogram log (fio 2.x, coarseness 6)
 NO_RESULT_NAMES = "fio log that no imported JSON result names (write_*_log prefix)"
 
 
@@ -79,7 +79,7 @@ def sniff(data: bytes) -> str | None:
     """``json``, ``log``, ``hist`` or None, from the first bytes of a file."""
     end = data.find(b"\n", 0, SNIFF_BYTES)
     first = data[: SNIFF_BYTES if end < 0 else end]
-    if _LOG_ROW.match(first):  # first: a log's first line settles it without a scan
+    if LOG_ROW.match(first):  # first: a log's first line settles it without a scan
         return "hist" if first.count(b",") + 1 >= HIST_MIN_COLUMNS else "log"
     if data.find(b'"fio version"', 0, SNIFF_BYTES) >= 0:
         return "json"

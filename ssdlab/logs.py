@@ -17,7 +17,7 @@ from typing import Any, NamedTuple
 
 import polars as pl
 
-from .io.fio_log import DIRECTION, LogBatch, LogLayout
+from .io.fio_log import DIRECTION, EPOCH_MS_MIN, LogBatch, LogLayout
 
 #: log type -> the fio option naming its prefix
 LOG_OPTIONS = {
@@ -39,7 +39,6 @@ TIMESERIES_SCHEMA = {
     "bw_bytes_s": pl.Float64,
     "clat_mean_ns": pl.Float64,
 }
-EPOCH_MS_MIN = 10**12
 _TRUE = {"1", "true", "yes", "on"}
 
 
@@ -298,13 +297,12 @@ def timeseries(logs: LogRows, params: pl.DataFrame, keys: Sequence[str] = ()) ->
         .with_columns(unit=pl.col("series").cast(pl.Int64) * n_threads + pl.col("thread"))
         .sort("file")
     )
-    file = pl.col("file")
     if files["series"].null_count():  # logs of a job entry without parameters
-        rows = rows.filter(pl.lit(files["series"].is_not_null()).gather(file))
+        rows = rows.filter(_per_file(files["series"].is_not_null()))
     per_io = files["window_ms"] <= 0
     windowed, by_io = rows, rows.clear()
     if per_io.any():
-        io_rows = pl.lit(per_io).gather(file)
+        io_rows = _per_file(per_io)
         windowed, by_io = rows.filter(~io_rows), rows.filter(io_rows)
     parts = [_windowed(windowed, files, n_threads, series["window_ms"]), _per_io(by_io, files)]
     per_thread = pl.concat(parts).with_columns(

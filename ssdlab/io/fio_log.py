@@ -22,7 +22,8 @@ from ..errors import InputError
 LOG_KINDS = ("bw", "iops", "clat", "slat", "lat")
 _NAME_RE = re.compile(r"_(bw|iops|clat|slat|lat)(?:\.\d+)?\.log(?:\.[\w.:-]+)?$")
 DIRECTION = pl.Enum(["read", "write", "trim"])  # fio's ddir 0, 1, 2
-_ROW_RE = re.compile(rb"^\s*\d+\s*,\s*-?\d+\s*,\s*\d+\s*,\s*\d+")
+#: a log row: time, value, ddir, bs, ...
+LOG_ROW = re.compile(rb"^\s*\d+\s*,\s*-?\d+\s*,\s*\d+\s*,\s*\d+")
 EPOCH_MS_MIN = 10**12  # timestamps above this are epoch milliseconds (after 2001)
 
 
@@ -89,7 +90,7 @@ def _first_line(data: bytes) -> bytes:
 
 
 def _problem(first: bytes) -> str | None:
-    if b"\0" not in first and (not first.strip() or _ROW_RE.match(first)):
+    if b"\0" not in first and (not first.strip() or LOG_ROW.match(first)):
         return None
     return "line 1 is not a fio log row (time, value, ddir, bs, ...)"
 
