@@ -17,6 +17,7 @@ from bs4 import BeautifulSoup
 import ssdlab.report
 from ssdlab.errors import ReportError
 from ssdlab.report import chromium
+from ssdlab.report.execute import KernelStartError
 from ssdlab.report.renderer import VEGALITE_MIME
 
 ARTIFACTS = Path(__file__).resolve().parent / "artifacts"
@@ -195,3 +196,33 @@ def test_screenshot_and_pdf(rendered: Path) -> None:
     pdf = chromium.print_pdf(rendered / "review.html", ARTIFACTS / "report.pdf").read_bytes()
     assert pdf.startswith(b"%PDF")
     assert len(re.findall(rb"/Type\s*/Page\b(?!s)", pdf)) >= 1
+
+
+def _self_killing_notebook(marker: Path, *, every_time: bool) -> nbformat.NotebookNode:
+    """A kernel that SIGKILLs itself, as the out-of-memory killer would: on the first run
+    only (the marker file records that it happened), or on every run."""
+    kill = "os.kill(os.getpid(), signal.SIGKILL)"
+    code = f"import os, signal, pathlib\nmarker = pathlib.Path({str(marker)!r})\n" + (
+        kill if every_time else f"if not marker.exists():\n    marker.touch()\n    {kill}"
+    )
+    return nbformat.v4.new_notebook(
+        cells=[nbformat.v4.new_markdown_cell("# Killed"), nbformat.v4.new_code_cell(code)]
+    )
+
+
+def test_kernel_killed_once_is_retried(tmp_path: Path) -> None:
+    """A loaded machine's OOM killer ends a kernel: the report runs again and succeeds."""
+    marker = tmp_path / "killed-once"
+    nbformat.write(_self_killing_notebook(marker, every_time=False), tmp_path / "nb.ipynb")
+    html = ssdlab.report.render_report(tmp_path / "nb.ipynb", {}, tmp_path / "nb.html")
+    assert marker.exists() and html.is_file()
+    assert not (tmp_path / "nb.partial.html").exists()
+
+
+def test_kernel_killed_every_time_says_how(tmp_path: Path) -> None:
+    nbformat.write(_self_killing_notebook(tmp_path / "m", every_time=True), tmp_path / "nb.ipynb")
+    with pytest.raises(KernelStartError) as caught:
+        ssdlab.report.render_report(tmp_path / "nb.ipynb", {}, tmp_path / "nb.html")
+    assert "kernel was killed by SIGKILL" in str(caught.value)
+    assert "out-of-memory killer" in str(caught.value)
+    assert not list(tmp_path.glob("nb.*.ipynb")) and not (tmp_path / "nb.html").exists()

@@ -52,7 +52,8 @@ def render_report(
     The executed notebook is kept beside the report as ``<name>.executed.ipynb``. If a cell fails,
     the report so far is written to ``<name>.partial.html`` (notebook ``<name>.partial.ipynb``)
     and :class:`ReportError` names the section, the error and both files. A kernel that does
-    not start raises :class:`~ssdlab.report.execute.KernelStartError`.
+    not start or is killed from outside (the out-of-memory killer on a loaded machine) is
+    tried once more, then raises :class:`~ssdlab.report.execute.KernelStartError`.
     """
     import nbformat
 
@@ -65,9 +66,12 @@ def render_report(
     partial_html = output_html.with_suffix(".partial.html")
     partial_ipynb.unlink(missing_ok=True)
     try:
-        nb = execute_notebook(notebook_path, partial_ipynb, parameters, cwd=cwd)
+        try:
+            nb = execute_notebook(notebook_path, partial_ipynb, parameters, cwd=cwd)
+        except KernelStartError:  # a loaded machine, not the notebook: once more
+            nb = execute_notebook(notebook_path, partial_ipynb, parameters, cwd=cwd)
     except KernelStartError:
-        partial_ipynb.unlink(missing_ok=True)  # no cell ran: nothing to show
+        partial_ipynb.unlink(missing_ok=True)  # the notebook did not fail: nothing to show
         raise
     except ReportError as exc:
         if not partial_ipynb.is_file():

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import logging
+import signal
 import tempfile
 from collections.abc import Iterator
 from pathlib import Path
@@ -29,6 +30,15 @@ class KernelStartError(ReportError):
     """The notebook's kernel did not start (or died before answering): worth one retry."""
 
 
+class KernelKilled(KernelStartError):
+    """A signal from outside ended the kernel (the out-of-memory killer on a loaded machine,
+    a user's kill): nothing in the notebook failed, so it is worth one retry too."""
+
+
+#: exit statuses of kernels found dead, newest last (read by :func:`execute_notebook`)
+_dead_kernels: list[int] = []
+
+
 class _ThisPythonKernelSpecs(KernelSpecManager):
     """Resolve every kernel name to ipykernel in this interpreter (``sys.executable``).
 
@@ -50,6 +60,28 @@ class _ThisPythonKernelManager(AsyncKernelManager):
     @default("kernel_spec_manager")
     def _default_kernel_spec_manager(self) -> KernelSpecManager:
         return _ThisPythonKernelSpecs(data_dir=self.data_dir)
+
+    async def _async_is_alive(self) -> bool:
+        """As the base class; a dead kernel's exit status is kept to say how it ended."""
+        alive = await super()._async_is_alive()
+        if not alive and self.provisioner is not None:
+            status = await self.provisioner.poll()
+            if status is not None:
+                _dead_kernels.append(status)
+        return alive
+
+
+def _how_it_died() -> str:
+    """``killed by SIGKILL (...)`` or ``exited with status 1`` for the last dead kernel."""
+    if not _dead_kernels:
+        return "ended"
+    status = _dead_kernels[-1]
+    _dead_kernels.clear()
+    if status >= 0:
+        return f"exited with status {status}"
+    name = signal.Signals(-status).name if -status in signal.valid_signals() else -status
+    hint = " (on Linux usually the out-of-memory killer: see dmesg)" if name == "SIGKILL" else ""
+    return f"was killed by {name}{hint}"
 
 
 class _NoErrorRecords(logging.Filter):
@@ -116,6 +148,7 @@ def execute_notebook(
     if not input_path.is_file():
         raise ReportError(f"report notebook not found: {input_path}")
     output_ipynb.parent.mkdir(parents=True, exist_ok=True)
+    _dead_kernels.clear()
     try:
         with _no_error_logs(), tempfile.TemporaryDirectory(prefix="ssdlab-kernel-") as sockets:
             # unix sockets in a private directory: no TCP ports to race for or expose
@@ -145,7 +178,10 @@ def execute_notebook(
         what = f"a cell ran longer than {timeout_s:g} s"
         error = exc
     except DeadKernelError as exc:
-        what = f"the Python kernel died ({exc})"
+        how = _how_it_died()
+        if how.startswith("was killed"):
+            raise KernelKilled(f"the report's Python kernel {how}") from exc
+        what = f"the Python kernel {how}"
         error = exc
     except (RuntimeError, TimeoutError) as exc:
         raise KernelStartError(f"the report's Python kernel failed to start: {exc}") from exc
