@@ -13,8 +13,9 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from .errors import FioError
-from .suite import Step
+from . import fio_options
+from .errors import FioError, SuiteError
+from .suite import NAME_PATTERN, Step
 from .sysinfo import HostInfo
 
 LOG_PREFIX = "fio"
@@ -64,18 +65,16 @@ def pinned_clocksource(host: HostInfo | None) -> str | None:
     return None
 
 
-def _fio_value(value: str | int | float | bool) -> str:
-    if isinstance(value, bool):
-        return "1" if value else "0"
-    return str(value)
-
-
 def job_file(
     step: Step, filename: str, *, direct: bool, header: str, clocksource: str | None = None
 ) -> str:
     """The fio job file for one step: ramp excluded, per-second and histogram logs on, log
     times in epoch milliseconds (to align with power meters and other clocks), and fio's
-    ``clocksource`` when the run pins one (:func:`pinned_clocksource`)."""
+    ``clocksource`` when the run pins one (:func:`pinned_clocksource`).
+
+    The last line of defence of :mod:`ssdlab.fio_options` (the suite was checked when it was
+    loaded): SuiteError for an option that would override ssdlab's own lines or a step field,
+    and for a value, target or header that could end its line in the job file."""
     glob: dict[str, str | int | float | bool] = {
         "filename": filename,
         "ioengine": step.ioengine,
@@ -113,12 +112,30 @@ def job_file(
     }
     if step.rwmixread is not None:
         job["rwmixread"] = step.rwmixread
-    job.update(step.options)
+    for key, value in step.options.items():
+        if problem := fio_options.override_problem(key, value):
+            raise SuiteError(f"step {step.name!r}: {problem}")
+        if key not in glob:  # an option repeating ssdlab's own value
+            job[key] = value
+    _check_lines(step, header, {**glob, **job})
     lines = [f"; {header}", "[global]"]
-    lines += [f"{k}={_fio_value(v)}" for k, v in glob.items()]
+    lines += [f"{k}={fio_options.fio_value(v)}" for k, v in glob.items()]
     lines += ["", f"[{step.name}]"]
-    lines += [f"{k}={_fio_value(v)}" for k, v in job.items()]
+    lines += [f"{k}={fio_options.fio_value(v)}" for k, v in job.items()]
     return "\n".join(lines) + "\n"
+
+
+def _check_lines(step: Step, header: str, options: dict[str, str | int | float | bool]) -> None:
+    """SuiteError unless everything keeps to its line: the header is one line, the step's
+    name a section name, every value fio's plain syntax and the target one file."""
+    if problem := fio_options.line_problem(header):
+        raise SuiteError(f"job file header for step {step.name!r}: {problem}")
+    if not re.fullmatch(NAME_PATTERN, step.name):
+        raise SuiteError(f"step {step.name!r}: not a valid section name for a job file")
+    fio_options.check_target(str(options["filename"]))
+    for key, value in options.items():
+        if problem := fio_options.value_problem(value):
+            raise SuiteError(f"step {step.name!r}: {key}: {problem}")
 
 
 @dataclass

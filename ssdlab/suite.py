@@ -1,8 +1,8 @@
 """Declarative test suites: a TOML or YAML file listing steps, each one fio workload.
 
 A suite file has a ``name``, an optional ``description``, ``params``, ``defaults`` applied to
-every step, and ``steps``. Every step field can be set in ``defaults``; ``options`` holds any
-further fio option verbatim.
+every step, and ``steps``. Every step field can be set in ``defaults``; ``options`` holds
+further fio options, as :mod:`ssdlab.fio_options` allows.
 
 - ``"@name"`` anywhere in ``defaults`` or a step stands for ``params.name``, so a suite
   exposes its QD list, durations or LBA span as parameters a user can override.
@@ -11,20 +11,25 @@ further fio option verbatim.
 - A step with ``rounds`` is a block of sub-steps repeated round after round until the
   tracked step's metric is steady by the SNIA PTS rule (or ``max`` rounds).
 - ``include = ["name-or-file", ...]`` starts from other suites: their params, defaults and
-  steps, overridden by this file's params and defaults; ``exclude`` drops steps by name.
+  steps, overridden by this file's params and defaults; ``exclude`` drops steps by name. An
+  include is a built-in suite's name or a file in the including file's directory or below.
+
+What ``options`` may hold is :mod:`ssdlab.fio_options`' policy; options it guards need the
+user's ``--allow-fio-option NAME`` (``allow_fio_options``), which a suite file cannot give.
 
 Built-in suites live in ``ssdlab/suites/<name>.toml``.
 """
 
 from __future__ import annotations
 
+import difflib
 import itertools
 import re
 import tomllib
+from collections.abc import Collection, Mapping
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
-import yaml
 from pydantic import (
     BaseModel,
     ConfigDict,
@@ -35,7 +40,9 @@ from pydantic import (
     field_validator,
 )
 
-from .errors import SuiteError
+from . import fio_options
+from .errors import InputError, SuiteError
+from .io.text import read_mapping
 from .units import format_size, parse_size
 
 BUILTIN_DIR = Path(__file__).resolve().parent / "suites"
@@ -48,7 +55,7 @@ ReadWrite = Literal[
 ]  # fmt: skip
 MIXED_RW = {"rw", "readwrite", "randrw"}
 Metric = Literal["iops", "bw_bytes_s", "lat_mean_ns", "clat_mean_ns", "clat_p99_ns"]
-_NAME = r"^[A-Za-z0-9][A-Za-z0-9._-]*$"
+NAME_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9._-]*$"
 
 
 def _is_relative(size: str) -> bool:
@@ -62,7 +69,7 @@ class Step(BaseModel):
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
-    name: str = Field(pattern=_NAME, max_length=120)
+    name: str = Field(pattern=NAME_PATTERN, max_length=120)
     rw: ReadWrite
     bs: str = "4k"
     iodepth: int = Field(1, ge=1, le=65536)
@@ -80,7 +87,14 @@ class Step(BaseModel):
     @field_validator("bs", "size", "offset", mode="before")
     @classmethod
     def _size_to_str(cls, v: Any) -> Any:
-        return str(v) if isinstance(v, int) else v
+        return str(v) if isinstance(v, int) and not isinstance(v, bool) else v
+
+    @field_validator("bs", "size", "offset", "ioengine")
+    @classmethod
+    def _check_value(cls, v: str | None) -> str | None:
+        if v is not None and (problem := fio_options.value_problem(v)):
+            raise ValueError(problem)
+        return v
 
     @field_validator("bs")
     @classmethod
@@ -112,7 +126,8 @@ class Step(BaseModel):
 
     @property
     def writes(self) -> bool:
-        return self.rw not in READ_ONLY_RW
+        """Whether fio would write: see :func:`ssdlab.fio_options.writes`."""
+        return fio_options.writes(self.rw not in READ_ONLY_RW, self.ioengine, self.options)
 
     def scaled(self, factor: float) -> Step:
         """Durations and absolute sizes times ``factor`` (shares of the target stay)."""
@@ -131,7 +146,7 @@ class Rounds(BaseModel):
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
-    name: str = Field(pattern=_NAME, max_length=80)
+    name: str = Field(pattern=NAME_PATTERN, max_length=80)
     max: int = Field(25, ge=1)
     window: int = Field(5, ge=2)
     track: str
@@ -173,13 +188,22 @@ Item = Annotated[
 
 
 class Suite(BaseModel):
-    """A named, ordered list of steps and round blocks."""
+    """A named, ordered list of steps and round blocks. ``allowed_fio_options`` records the
+    user's ``--allow-fio-option`` opt-ins (:func:`load_suite` refuses it in a suite file)."""
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
-    name: str
+    name: str = Field(min_length=1, max_length=120)
     description: str = ""
     steps: list[Item] = Field(min_length=1)
+    allowed_fio_options: tuple[str, ...] = ()
+
+    @field_validator("name")
+    @classmethod
+    def _one_line(cls, v: str) -> str:
+        if problem := fio_options.line_problem(v):
+            raise ValueError(f"a suite name is one line: {problem}")
+        return v
 
     @field_validator("steps")
     @classmethod
@@ -242,40 +266,104 @@ def resolve_suite_path(name_or_path: str | Path) -> Path:
 
 def _read_mapping(path: Path) -> dict[str, Any]:
     try:
-        text = path.read_text(encoding="utf-8")
-    except OSError as exc:
-        raise SuiteError(f"{path}: cannot read suite file: {exc.strerror}") from None
-    try:
-        data = tomllib.loads(text) if path.suffix == ".toml" else yaml.safe_load(text)
-    except (tomllib.TOMLDecodeError, yaml.YAMLError) as exc:
-        raise SuiteError(f"{path}: not valid {path.suffix.lstrip('.').upper()}: {exc}") from None
-    if not isinstance(data, dict):
-        raise SuiteError(f"{path}: a suite file must be a mapping with 'name' and 'steps'")
-    return data
+        return read_mapping(path, "suite file")
+    except InputError as exc:
+        raise SuiteError(str(exc)) from None
 
 
-def _format_validation(path: Path, exc: ValidationError, steps: list[Any]) -> str:
-    lines = [f"{path}: invalid suite:"]
+class _SetParams:
+    """The ``--set`` parameters of a load, to blame them for the errors their values cause."""
+
+    def __init__(self, given: Mapping[str, Any], raw: Any) -> None:
+        self.given = dict(given)
+        self.refs: dict[str, set[str]] = {}  # field or option name -> params it references
+        self._collect(raw, None)
+
+    def _collect(self, value: Any, key: str | None) -> None:
+        if isinstance(value, dict):
+            for k, v in value.items():
+                self._collect(v, str(k))
+        elif isinstance(value, list):
+            for v in value:
+                self._collect(v, key)
+        elif isinstance(value, str) and value.startswith("@") and key is not None:
+            self.refs.setdefault(key, set()).add(value[1:])
+
+    def blame(self, key: str, value: Any) -> str | None:
+        """The ``--set`` parameter that gave field or option ``key`` its ``value``."""
+        names = [p for p in sorted(self.refs.get(key, ())) if p in self.given]
+        hits = [p for p in names if value == self.given[p] or _contains(self.given[p], value)]
+        hits = hits or names
+        return hits[0] if len(hits) == 1 else None
+
+    def error(self, key: str, value: Any, where: str, problem: str, source: Path) -> SuiteError:
+        """One line naming the ``--set`` parameter behind ``key`` if one is, else the file."""
+        name = self.blame(key, value)
+        if name is None:
+            return SuiteError(f"{source}: {where}: {problem}")
+        return SuiteError(f"--set {name}={self.given[name]!r} ({key} of {where}): {problem}")
+
+
+def _contains(container: Any, value: Any) -> bool:
+    return isinstance(container, list) and value in container
+
+
+def _format_validation(
+    path: Path, exc: ValidationError, steps: list[Any], given: _SetParams
+) -> SuiteError:
+    problems = []
     for err in exc.errors():
         parts = [p for p in err["loc"] if p not in ("step", "rounds")]
+        msg = " ".join(err["msg"].split())
         loc = ".".join(map(str, parts))
+        step = None
         if len(parts) >= 2 and parts[0] == "steps" and isinstance(parts[1], int):
-            loc += f" ({steps[parts[1]].get('name')})"
-        lines.append(f"  {loc or '(top)'}: {err['msg']}")
-    return "\n".join(lines)
+            step = steps[parts[1]].get("name")
+            loc += f" ({step})"
+        field = next((p for p in reversed(parts) if isinstance(p, str) and p != "steps"), None)
+        if field is not None and given.blame(field, err.get("input")):
+            where = f"step {step!r}" if step else "the suite"
+            return given.error(field, err.get("input"), where, msg, path)
+        problems.append(f"{loc or '(top)'}: {msg}")
+    return SuiteError(f"{path}: invalid suite: " + "; ".join(problems))
+
+
+def _include_path(name: Any, source: Path) -> Path:
+    """An included suite: a file in ``source``'s directory or below, else a built-in."""
+    if not isinstance(name, str) or not name:
+        raise SuiteError(f"{source}: include takes suite names or file names, not {name!r}")
+    if Path(name).is_absolute():
+        raise SuiteError(
+            f"{source}: include {name!r}: an absolute path; include files next to the suite"
+        )
+    base = source.parent.resolve()
+    path = (base / name).resolve()
+    if not path.is_relative_to(base):
+        raise SuiteError(f"{source}: include {name!r} leaves the suite file's directory {base}")
+    if path.is_file():
+        if path.suffix not in {".toml", ".yaml", ".yml"}:
+            raise SuiteError(f"{source}: include {name!r}: suite files are .toml, .yaml or .yml")
+        return path
+    if name in builtin_suites():
+        return BUILTIN_DIR / f"{name}.toml"
+    known = ", ".join(builtin_suites())
+    raise SuiteError(
+        f"{source}: include {name!r}: no such file under {base} and no built-in suite "
+        f"of that name ({known})"
+    )
 
 
 def _merge_includes(data: dict[str, Any], source: Path, seen: tuple[Path, ...]) -> dict[str, Any]:
     """Fold ``include``d suites into ``data``: their params/defaults under this file's."""
     includes = data.pop("include", [])
     includes = [includes] if isinstance(includes, str) else includes
+    if not isinstance(includes, list):
+        raise SuiteError(f"{source}: include takes a suite name or a list of them")
     params: dict[str, Any] = {}
     defaults: dict[str, Any] = {}
     steps: list[Any] = []
     for name in includes:
-        path = resolve_suite_path(
-            source.parent / name if (source.parent / name).is_file() else name
-        )
+        path = _include_path(name, source)
         if path.resolve() in seen:
             raise SuiteError(f"{source}: include cycle through {path}")
         base = _merge_includes(_read_mapping(path), path, (*seen, path.resolve()))
@@ -310,7 +398,7 @@ def _substitute(value: Any, params: dict[str, Any], source: Path) -> Any:
     return value
 
 
-def _expand(step: dict[str, Any], source: Path) -> list[dict[str, Any]]:
+def _expand(step: dict[str, Any], source: Path, given: _SetParams) -> list[dict[str, Any]]:
     """One step per combination of the list-valued expandable fields."""
     lists = [k for k in step if k in EXPANDABLE and isinstance(step[k], list)]
     if not lists:
@@ -318,10 +406,11 @@ def _expand(step: dict[str, Any], source: Path) -> list[dict[str, Any]]:
     name = str(step.get("name", ""))
     missing = [k for k in lists if "{" + k + "}" not in name]
     if missing:
-        raise SuiteError(
-            f"{source}: step {name!r} lists several {', '.join(missing)}: "
+        problem = (
+            f"lists several {', '.join(missing)}: "
             f"put {' '.join('{' + k + '}' for k in missing)} in its name"
         )
+        raise given.error(missing[0], step[missing[0]], f"step {name!r}", problem, source)
     out = []
     for combo in itertools.product(*(step[k] for k in lists)):
         values = dict(zip(lists, combo, strict=True))
@@ -336,7 +425,9 @@ class _Keep(dict):
         return "{" + key + "}"
 
 
-def _build_steps(raw: list[Any], defaults: dict[str, Any], source: Path) -> list[Any]:
+def _build_steps(
+    raw: list[Any], defaults: dict[str, Any], source: Path, given: _SetParams
+) -> list[Any]:
     built: list[Any] = []
     for step in raw:
         if not isinstance(step, dict):
@@ -344,42 +435,100 @@ def _build_steps(raw: list[Any], defaults: dict[str, Any], source: Path) -> list
         if "rounds" in step:
             block = dict(step["rounds"]) if isinstance(step["rounds"], dict) else {}
             block["name"] = step.get("name")
-            block["steps"] = _build_steps(step.get("steps") or [], defaults, source)
+            block["steps"] = _build_steps(step.get("steps") or [], defaults, source, given)
             built.append(block)
             continue
         options = {**defaults.get("options", {}), **step.get("options", {})}
-        built += _expand({**defaults, **step, "options": options}, source)
+        built += _expand({**defaults, **step, "options": options}, source, given)
     return built
 
 
-def parse_suite(data: dict[str, Any], source: Path) -> Suite:
-    """Validate a suite mapping: includes, ``@params``, list expansion, then defaults."""
+def _check_set_names(given: Mapping[str, Any], params: Mapping[str, Any], suite: str) -> None:
+    """Every ``--set`` name must be one of the suite's parameters."""
+    for name in given:
+        if name in params:
+            continue
+        if not params:
+            raise SuiteError(f"--set {name}: suite {suite!r} has no parameters")
+        close = difflib.get_close_matches(name, list(params), n=1, cutoff=0.5)
+        listed = close + sorted(p for p in params if p not in close)
+        hint = f" (did you mean {close[0]}?)" if close else ""
+        raise SuiteError(
+            f"--set {name}: suite {suite!r} has no such parameter{hint}; its parameters: "
+            + ", ".join(listed)
+        )
+
+
+def _check_options(suite: Suite, source: Path, given: _SetParams) -> None:
+    """Every step's options and ioengine against the policy and the user's opt-ins."""
+    allowed = suite.allowed_fio_options
+    for step in suite.all_steps():
+        where = f"step {step.name!r}"
+        checks = [("ioengine", step.ioengine, fio_options.ioengine_problem(step.ioengine, allowed))]
+        checks += [
+            (name, value, fio_options.option_problem(name, value, allowed))
+            for name, value in step.options.items()
+        ]
+        for key, value, problem in checks:
+            if problem:
+                raise given.error(key, value, where, problem, source)
+
+
+def parse_suite(
+    data: dict[str, Any],
+    source: Path,
+    params: Mapping[str, Any] | None = None,
+    *,
+    allow_fio_options: Collection[str] = (),
+) -> Suite:
+    """Validate a suite mapping: includes, ``@params`` (``params`` override the suite's), list
+    expansion, defaults, then the fio option policy with the user's ``allow_fio_options``."""
+    for name in allow_fio_options:
+        if problem := fio_options.opt_in_problem(name):
+            raise SuiteError(problem)
+    if "allowed_fio_options" in data:
+        raise SuiteError(
+            f"{source}: allowed_fio_options is not a suite setting: only the user opts in, "
+            "with --allow-fio-option NAME"
+        )
     data = _merge_includes(dict(data), source, (source.resolve(),))
-    params = data.pop("params") or {}
+    suite_params = data.pop("params") or {}
     defaults = data.pop("defaults") or {}
     raw_steps = data.get("steps")
+    if not isinstance(suite_params, dict):
+        raise SuiteError(f"{source}: 'params' must be a table")
+    given = _SetParams(params or {}, [defaults, raw_steps])
+    _check_set_names(given.given, suite_params, str(data.get("name", source)))
+    suite_params = {**suite_params, **given.given}
     if not isinstance(defaults, dict) or not isinstance(raw_steps, list) or not raw_steps:
         raise SuiteError(f"{source}: 'defaults' must be a table and 'steps' a list of tables")
-    defaults = _substitute(defaults, params, source)
-    steps = _build_steps(_substitute(raw_steps, params, source), defaults, source)
+    defaults = _substitute(defaults, suite_params, source)
+    steps = _build_steps(_substitute(raw_steps, suite_params, source), defaults, source, given)
     for step in steps:
         for key, value in step.items():
             if isinstance(value, list) and key != "steps":
-                raise SuiteError(f"{source}: step {step.get('name')!r}: {key} cannot be a list")
+                where = f"step {step.get('name')!r}"
+                raise given.error(key, value, where, f"{key} cannot be a list", source)
+    opt_ins = tuple(sorted(set(allow_fio_options)))
     try:
-        return Suite.model_validate({**data, "steps": steps})
+        suite = Suite.model_validate({**data, "steps": steps, "allowed_fio_options": opt_ins})
     except ValidationError as exc:
-        raise SuiteError(_format_validation(source, exc, steps)) from None
+        raise _format_validation(source, exc, steps, given) from None
+    _check_options(suite, source, given)
+    return suite
 
 
-def load_suite(name_or_path: str | Path, params: dict[str, Any] | None = None) -> Suite:
-    """Load a suite from a ``.toml``/``.yaml``/``.yml`` file or a built-in by name;
-    ``params`` override the suite's ``[params]``."""
+def load_suite(
+    name_or_path: str | Path,
+    params: dict[str, Any] | None = None,
+    *,
+    allow_fio_options: Collection[str] = (),
+) -> Suite:
+    """Load a suite from a ``.toml``/``.yaml``/``.yml`` file or a built-in by name; ``params``
+    (``--set``) override the suite's ``[params]``; ``allow_fio_options`` (the user's
+    ``--allow-fio-option``) lets steps use those guarded fio options."""
     path = resolve_suite_path(name_or_path)
-    data = _read_mapping(path)
-    if params:
-        data["params"] = {**(data.get("params") or {}), **params}
-    return parse_suite(data, path)
+    return parse_suite(_read_mapping(path), path, params, allow_fio_options=allow_fio_options)
 
 
 def parse_param(text: str) -> tuple[str, Any]:

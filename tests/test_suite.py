@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 from pathlib import Path
 
@@ -94,12 +95,28 @@ def test_invalid_suites_name_file_and_field(tmp_path: Path, text: str, message: 
     with pytest.raises(SuiteError) as exc:
         load_suite(path)
     assert str(path) in str(exc.value)
-    assert message in str(exc.value)
+    assert message in str(exc.value) and "\n" not in str(exc.value)
 
 
 def test_unknown_suite_lists_builtins() -> None:
     with pytest.raises(SuiteError, match="quick"):
         load_suite("no-such-suite")
+
+
+@pytest.mark.parametrize("name", builtin_suites())
+def test_builtin_job_files_parse_in_fio(tmp_path: Path, name: str) -> None:
+    """Every built-in step passes the fio option policy and gives a job file fio accepts."""
+    jobs = [
+        job_file(step, str(tmp_path / "t"), direct=True, header=f"suite {name}")
+        for step in load_suite(name).all_steps()
+    ]
+    paths = []
+    for i, job in enumerate(dict.fromkeys(jobs)):
+        paths.append(tmp_path / f"{i}.fio")
+        paths[-1].write_text(job)
+        assert job.count("group_reporting=") == 1
+    proc = subprocess.run(["fio", "--parse-only", *paths], capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stderr
 
 
 def test_generated_job_files_parse_in_fio(tmp_path: Path) -> None:
@@ -123,3 +140,47 @@ def test_size_strings_read_as_fio_reads_them(tmp_path: Path, size: str) -> None:
     )  # fmt: skip
     written = json.loads(out.read_text())["jobs"][0]["write"]["io_bytes"]
     assert parse_size(size) // 512 * 512 == written  # fio writes whole 512-byte blocks
+
+
+@pytest.mark.parametrize(
+    ("options", "allowed", "message"),
+    [
+        ({"readwrite": "write"}, (), "set it as the step's `rw` field"),
+        ({"blocksize": "1m"}, ("blocksize",), "--allow-fio-option blocksize: set the step's"),
+        ({"unified_rw_reporting": 1}, (), "ssdlab sets it"),
+        ({"group_reporting": 0}, (), "ssdlab sets it"),
+        ({"directory": "/tmp"}, (), "'directory' chooses files or devices"),
+        ({"trim_percentage": 10}, (), "'trim_percentage' makes fio write"),
+        ({"filesize": "2m"}, (), "'filesize' makes fio write"),
+        ({"cgroup": "x"}, (), "'cgroup' runs programs or changes the system"),
+        ({"continue_on_error": "all"}, (), "not on ssdlab's list of options"),
+        ({"thinktime": "1 0"}, (), "has ' '"),
+        ({"percentile_list": "50:99"}, (), None),
+        ({"continue_on_error": "all"}, ("continue_on_error",), None),
+    ],
+)
+def test_option_policy(tmp_path: Path, options: dict, allowed: tuple, message: str | None) -> None:
+    body = ", ".join(f"{k} = {json.dumps(v)}" for k, v in options.items())
+    path = write(
+        tmp_path,
+        "s.toml",
+        f'name = "x"\n[[steps]]\nname = "a"\nrw = "read"\nruntime_s = 1\noptions = {{ {body} }}\n',
+    )
+    if message is None:
+        assert load_suite(path, allow_fio_options=allowed).steps[0].options == options
+        return
+    with pytest.raises(SuiteError, match=re.escape(message)) as exc:
+        load_suite(path, allow_fio_options=allowed)
+    assert "\n" not in str(exc.value)
+
+
+def test_writing_options_make_a_step_write(tmp_path: Path) -> None:
+    path = write(
+        tmp_path,
+        "s.yaml",
+        "name: w\nsteps:\n"
+        "  - {name: r, rw: randread, runtime_s: 1, options: {trim_percentage: 5}}\n",
+    )
+    suite = load_suite(path, allow_fio_options=["trim_percentage"])
+    assert suite.writes and suite.steps[0].writes
+    assert suite.allowed_fio_options == ("trim_percentage",)

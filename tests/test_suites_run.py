@@ -148,7 +148,7 @@ def write_suite(tmp_path: Path, middle: str = "", n: int = 6) -> Path:
 
 
 def test_on_error_continue_runs_the_rest_and_fails_at_the_end(tmp_path: Path) -> None:
-    suite = write_suite(tmp_path, "options = { no_such_option = 1 }", n=3)
+    suite = write_suite(tmp_path, 'options = { rate_process = "no_such_process" }', n=3)
     out = tmp_path / "o"
     proc = ssdlab_cli("run", suite, "--out", out, "--on-error", "continue")
     assert proc.returncode == 1 and "1 step(s) failed" in proc.stderr

@@ -15,11 +15,14 @@ The derivation follows ACT 6.5/6.6 ``cfg_storage.c`` (``derive_configuration``):
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
+
+from .. import fio_options
+from ..errors import SuiteError
 
 RBLOCK_BYTES = 16  # ACT's RBLOCK_SIZE
 WBLOCK_BYTES = 8 * 1024 * 1024  # ACT's WBLOCK_SIZE: largest record and large block
@@ -222,6 +225,7 @@ def fio_jobs(
     ioengine: str = "psync",
     direct: bool = True,
     options: Mapping[str, str] | None = None,
+    allow_fio_options: Collection[str] = (),
     cpus: int | None = None,
 ) -> str:
     """A fio job file emulating ACT at ``load`` x the 1x load on ``target`` device(s).
@@ -245,14 +249,16 @@ def fio_jobs(
     Several targets are used as one fio file set with ``file_service_type=random`` (ACT picks a
     random device per request). ``duration_s`` and ``hist_msec`` default to test-duration-sec
     and report-interval-sec; ``direct=False`` is for file systems without O_DIRECT (tmpfs);
-    ``options`` are further fio options for every job (e.g. ``cpus_allowed``). Raises
-    ValueError for ACT options fio does not emulate here.
+    ``options`` are further fio options for every job (e.g. ``cpus_allowed``), checked with
+    ``ioengine`` and the targets by :mod:`ssdlab.fio_options` (``allow_fio_options`` are the
+    user's opt-ins; SuiteError). Raises ValueError for ACT options fio does not emulate here.
     """
     if config.record_bytes_range_max:
         raise ValueError("record-bytes-range-max (variable record sizes) is not emulated")
     if config.tomb_raider:
         raise ValueError("tomb-raider is not emulated")
     targets = [target] if isinstance(target, str) else list(target)
+    _check_job_values(targets, size, ioengine, options or {}, allow_fio_options)
     if len(targets) != config.num_devices:
         raise ValueError(f"{len(targets)} target(s) for num-devices {config.num_devices}")
     derived = derive(config, load, cpus=cpus)
@@ -311,3 +317,20 @@ def fio_jobs(
     ]
     body = [f"\n[{name}]\n" + "\n".join(options) for name, options in sections.items()]
     return "\n".join(head) + "\n" + "\n".join(body) + "\n"
+
+
+def _check_job_values(
+    targets: list[str],
+    size: int | str | None,
+    ioengine: str,
+    options: Mapping[str, str],
+    allowed: Collection[str],
+) -> None:
+    """SuiteError for what the job file must not hold (see :mod:`ssdlab.fio_options`)."""
+    for path in targets:
+        fio_options.check_target(path)
+    if size is not None and (problem := fio_options.value_problem(size)):
+        raise SuiteError(f"size: {problem}")
+    if problem := fio_options.ioengine_problem(ioengine, allowed):
+        raise SuiteError(f"--ioengine: {problem}")
+    fio_options.check_options(options, allowed, "--fio-option")

@@ -1,0 +1,219 @@
+"""Which fio options a suite may pass to fio: the one policy for suite files and job files.
+
+The job file ssdlab writes is the only thing fio runs, and ssdlab decides the target, the
+direction and what runs. So a step's ``options``:
+
+- never set what a step field sets (:data:`STEP_FIELDS`) or what ssdlab sets itself for the
+  target, the clock, logs and output (:data:`SSDLAB_OWN`); there is no opt-in for these;
+- may set options on :data:`ALLOWED` (performance shaping fio documents as harmless);
+- may set a :data:`GUARDED` option (files, writes, programs) or an option the policy does not
+  know only when the user names it with ``--allow-fio-option NAME``; a suite file cannot;
+- hold values of letters, digits and ``_ . , : / % + -`` only (:func:`value_problem`), so no
+  value starts a new line, a section or a ``${VAR}`` expansion in the job file.
+
+An ``ioengine`` other than :data:`SAFE_ENGINES` (``exec``, ``sg``, ``external:...``) needs
+``--allow-fio-option ioengine``.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Collection, Mapping
+
+from .errors import SuiteError
+
+#: fio option (and alias) -> the step field that sets it
+STEP_FIELDS: dict[str, str] = {
+    "rw": "rw", "readwrite": "rw",
+    "bs": "bs", "blocksize": "bs",
+    "iodepth": "iodepth",
+    "numjobs": "numjobs",
+    "rwmixread": "rwmixread", "rwmixwrite": "rwmixread",
+    "runtime": "runtime_s", "timeout": "runtime_s", "time_based": "runtime_s",
+    "ramp_time": "ramp_s",
+    "loops": "loops",
+    "size": "size",
+    "offset": "offset",
+    "ioengine": "ioengine",
+    "direct": "direct", "buffered": "direct",
+}  # fmt: skip
+
+#: options ssdlab sets, or that change the target, the clock or the output ssdlab reads
+SSDLAB_OWN = frozenset({
+    "filename", "name", "description", "wait_for", "new_group", "group_reporting",
+    "clocksource", "gtod_reduce", "gtod_cpu", "stats", "disable_lat", "disable_clat",
+    "disable_slat", "disable_bw_measurement", "unified_rw_reporting", "kb_base", "unit_base",
+    "significant_figures", "per_job_logs", "write_bw_log", "write_iops_log", "write_lat_log",
+    "write_hist_log", "bwavgtime", "iopsavgtime", "log_avg_msec", "log_hist_msec",
+    "log_hist_coarseness", "log_max_value", "log_offset", "log_prio", "log_entries",
+    "log_compression", "log_compression_cpus", "log_store_compressed", "log_unix_epoch",
+    "log_alternate_epoch", "log_alternate_epoch_clock_id",
+})  # fmt: skip
+
+#: ssdlab's own options a suite may repeat with ssdlab's value (a no-op, kept for old suites)
+SSDLAB_FIXED = {"group_reporting": "1"}
+
+#: options that only shape the workload (checked against fio 3.33's HOWTO)
+ALLOWED = frozenset({
+    "norandommap", "randrepeat", "allrandrepeat", "randseed", "random_distribution",
+    "random_generator", "percentage_random", "bssplit", "bsrange", "blocksize_range", "ba",
+    "blockalign", "offset_align", "offset_increment", "zero_buffers", "refill_buffers",
+    "scramble_buffers", "buffer_compress_percentage", "buffer_compress_chunk",
+    "dedupe_percentage", "thinktime", "thinktime_spin", "thinktime_blocks",
+    "thinktime_blocks_type", "thinktime_iotime", "rate", "rate_iops", "rate_process",
+    "rate_cycle", "rate_ignore_thinktime", "iodepth_batch", "iodepth_batch_submit",
+    "iodepth_batch_complete", "iodepth_batch_complete_min", "iodepth_batch_complete_max",
+    "iodepth_low", "hipri", "fixedbufs", "registerfiles", "sqthread_poll", "sqthread_poll_cpu",
+    "cpus_allowed", "cpus_allowed_policy", "cpumask", "numa_cpu_nodes", "numa_mem_policy",
+    "nice", "prio", "prioclass", "fsync", "fdatasync", "end_fsync", "fsync_on_close", "sync",
+    "invalidate", "fadvise_hint", "percentile_list", "clat_percentiles", "lat_percentiles",
+    "io_size", "io_limit", "number_ios", "file_service_type", "thread",
+    "stonewall", "startdelay", "atomic", "pre_read",
+})  # fmt: skip
+
+FILES = "chooses files or devices fio opens"
+WRITES = "makes fio write (or trim, or verify by writing)"
+PROGRAMS = "runs programs or changes the system"
+#: options refused unless opted in, by the reason shown
+GUARDED: dict[str, frozenset[str]] = {
+    FILES: frozenset({
+        "directory", "filename_format", "opendir", "nrfiles", "openfiles", "unique_filename",
+        "lockfile", "read_iolog", "write_iolog", "read_iolog_chunked", "replay_no_stall",
+        "replay_redirect", "replay_scale", "replay_align", "replay_time_scale", "replay_skip",
+        "merge_blktrace_file", "merge_blktrace_scalars", "merge_blktrace_iters", "mem",
+        "iomem",
+    }),
+    WRITES: frozenset({
+        "allow_mounted_write", "trim_percentage", "trim_verify_zero", "trim_backlog",
+        "trim_backlog_batch", "verify", "do_verify", "verify_only", "verify_interval",
+        "verify_offset", "verify_pattern", "verify_fatal", "verify_dump", "verify_async",
+        "verify_backlog", "verify_backlog_batch", "experimental_verify", "verify_state_load",
+        "verify_state_save", "fill_device", "fill_fs", "zonemode", "zonesize", "zonecapacity",
+        "zonerange", "zoneskip", "read_beyond_wp", "max_open_zones", "job_max_open_zones",
+        "ignore_zone_limits", "zone_reset_threshold", "zone_reset_frequency",
+        "create_serialize", "create_fsync", "create_on_open", "create_only",
+        "allow_file_create", "overwrite", "file_append", "unlink", "unlink_each_loop",
+        "filesize",  # a file smaller than it is laid out again, even for reads
+    }),
+    PROGRAMS: frozenset({
+        "exec_prerun", "exec_postrun", "trigger", "trigger-file", "trigger-timeout",
+        "trigger-remote", "ioscheduler", "cgroup", "cgroup_nodelete", "cgroup_weight", "uid",
+        "gid", "lockmem",
+    }),
+}  # fmt: skip
+
+#: engines that only do the I/O the job describes on the job's own files
+SAFE_ENGINES = frozenset(
+    {"libaio", "io_uring", "psync", "pvsync", "pvsync2", "sync", "posixaio", "null", "mmap"}
+)
+
+_NAME = re.compile(r"[a-z][a-z0-9_-]*")
+_VALUE = re.compile(r"[A-Za-z0-9_.,:/%+-]+")
+_CONTROL = re.compile(r"[\x00-\x1f\x7f]")
+
+
+def fio_value(value: str | int | float | bool) -> str:
+    """An option value as the job file writes it (booleans as 1/0)."""
+    if isinstance(value, bool):
+        return "1" if value else "0"
+    return str(value)
+
+
+def value_problem(value: str | int | float | bool) -> str | None:
+    """Why ``value`` cannot go into a job file, or None."""
+    text = fio_value(value)
+    if _VALUE.fullmatch(text):
+        return None
+    if not text:
+        return "value is empty"
+    bad = next(repr(c) for c in text if not _VALUE.fullmatch(c))
+    return f"value {text!r} has {bad}: fio values here are letters, digits and _.,:/%+-"
+
+
+def _name_problem(name: str, value: str | int | float | bool) -> str:
+    """Why option ``name`` is refused whatever the user opts in to ('' when it is not)."""
+    if not _NAME.fullmatch(name):
+        return f"option {name!r} is not a fio option name (lowercase letters, digits, _ and -)"
+    if name in STEP_FIELDS:
+        return f"option {name!r}: set it as the step's `{STEP_FIELDS[name]}` field"
+    if name in SSDLAB_OWN and SSDLAB_FIXED.get(name) != fio_value(value):
+        return (
+            f"option {name!r}: ssdlab sets it (target, clock, logs or output); overriding it "
+            "would break the target or the results"
+        )
+    return ""
+
+
+def override_problem(name: str, value: str | int | float | bool) -> str:
+    """Why ``name = value`` cannot be in a job file ('' when it can): a bad name or value, or
+    an option a step field or ssdlab itself sets."""
+    if problem := _name_problem(name, value):
+        return problem
+    if problem := value_problem(value):
+        return f"option {name!r}: {problem}"
+    return ""
+
+
+def option_problem(name: str, value: str | int | float | bool, allowed: Collection[str]) -> str:
+    """Why the step option ``name = value`` is refused ('' when it is fine); ``allowed``
+    holds the names the user opted in to."""
+    if problem := _name_problem(name, value):
+        return problem
+    if name not in ALLOWED and name not in SSDLAB_FIXED and name not in allowed:
+        why = next((why for why, names in GUARDED.items() if name in names), None)
+        why = why or "is not on ssdlab's list of options it passes to fio"
+        return f"option {name!r} {why}: refused unless you run with --allow-fio-option {name}"
+    return override_problem(name, value)
+
+
+def opt_in_problem(name: str) -> str:
+    """Why ``--allow-fio-option name`` cannot be given ('' when it can)."""
+    if not _NAME.fullmatch(name):
+        return f"--allow-fio-option {name!r}: not a fio option name"
+    if name != "ioengine" and name in STEP_FIELDS:
+        return f"--allow-fio-option {name}: set the step's `{STEP_FIELDS[name]}` field instead"
+    if name in SSDLAB_OWN:
+        return f"--allow-fio-option {name}: ssdlab sets it itself; no opt-in can change it"
+    return ""
+
+
+def ioengine_problem(engine: str, allowed: Collection[str]) -> str:
+    """Why ``ioengine`` is refused ('' when it is fine)."""
+    if problem := value_problem(engine):
+        return f"ioengine: {problem}"
+    if engine in SAFE_ENGINES or "ioengine" in allowed:
+        return ""
+    return (
+        f"ioengine {engine!r} can run programs or do other I/O than the job's: refused unless "
+        f"you run with --allow-fio-option ioengine (safe: {', '.join(sorted(SAFE_ENGINES))})"
+    )
+
+
+def check_options(
+    options: Mapping[str, str | int | float | bool], allowed: Collection[str], where: str
+) -> None:
+    """Raise SuiteError ``where: <problem>`` for the first refused option."""
+    for name, value in options.items():
+        if problem := option_problem(name, value, allowed):
+            raise SuiteError(f"{where}: {problem}")
+
+
+def writes(rw_writes: bool, ioengine: str, options: Collection[str]) -> bool:
+    """Whether fio would write: by the direction, an engine outside :data:`SAFE_ENGINES`
+    (ssdlab cannot tell what it does) or an option that writes."""
+    return rw_writes or ioengine not in SAFE_ENGINES or not GUARDED[WRITES].isdisjoint(options)
+
+
+def check_target(path: str) -> None:
+    """SuiteError unless ``path`` can be a job file's ``filename``: fio's plain value syntax,
+    and no ``:`` (fio's separator of file names)."""
+    problem = value_problem(path) or (":" in path and "fio reads ':' as a separator of file names")
+    if problem:
+        raise SuiteError(f"target {path!r} cannot be written to a fio job file: {problem}")
+
+
+def line_problem(text: str) -> str | None:
+    """Why ``text`` cannot be a job-file comment (a control character ends the line)."""
+    if m := _CONTROL.search(text):
+        return f"{text[: m.start()]!r} is followed by control character {m.group()!r}"
+    return None
