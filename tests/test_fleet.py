@@ -102,10 +102,19 @@ class Server:
         return False
 
     def signal(self, sig: signal.Signals) -> None:
-        """Signal every process of the server, as if its host crashed (SIGKILL) or hung."""
+        """Signal every process of the server, as if its host crashed (SIGKILL) or hung.
+
+        A listed process may have ended and its pid been reused since (pid_max is 32768 on
+        many machines, and a test run starts tens of thousands of processes and threads), so
+        each is pinned with a pidfd and signalled only if it is still fio."""
         for pid in self.tree():
-            with contextlib.suppress(ProcessLookupError):
-                os.kill(pid, sig)
+            with contextlib.suppress(OSError):
+                fd = os.pidfd_open(pid)
+                try:
+                    if Path(f"/proc/{pid}/comm").read_text().strip() == "fio":
+                        signal.pidfd_send_signal(fd, sig)
+                finally:
+                    os.close(fd)
 
 
 def _free_port(ip: str) -> int:
@@ -127,15 +136,21 @@ def _accepts(ip: str, port: int) -> bool:
         return s.connect_ex((ip, port)) == 0
 
 
-@pytest.fixture
-def start_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Callable[..., Server]]:
+@contextlib.contextmanager
+def fio_servers(home: Path) -> Iterator[Callable[..., Server]]:
+    """Starts ``fio --server`` processes (working in ``home``); kills them all at the end."""
     servers: list[Server] = []
-    home = tmp_path_factory.mktemp("fio-server")  # a server writes files in its cwd
 
-    def start(ip: str, port: int | None = None) -> Server:
+    def start(ip: str, port: int | None = None, hostname: str | None = None) -> Server:
+        """A server on ``ip``; with ``hostname``, in a UTS namespace of its own, so that it
+        answers as another machine (as through an ssh tunnel)."""
         port = port or _free_port(ip)
+        command = ["fio", f"--server=ip:{ip},{port}"]
+        if hostname:
+            command = ["unshare", "--uts", "sh", "-c", f'hostname {hostname} && exec "$@"', "-"]
+            command += ["fio", f"--server=ip:{ip},{port}"]
         proc = subprocess.Popen(
-            ["fio", f"--server=ip:{ip},{port}"],
+            command,
             cwd=home,
             stdout=subprocess.DEVNULL,
             stderr=subprocess.DEVNULL,
@@ -146,11 +161,19 @@ def start_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Callable[
         _wait_for(lambda: _accepts(ip, port), f"fio --server on {ip}:{port}")
         return server
 
-    yield start
-    for server in servers:
-        server.signal(signal.SIGCONT)
-        server.signal(signal.SIGKILL)
-        server.proc.wait()
+    try:
+        yield start
+    finally:
+        for server in servers:
+            server.signal(signal.SIGCONT)
+            server.signal(signal.SIGKILL)
+            server.proc.wait()
+
+
+@pytest.fixture
+def start_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Callable[..., Server]]:
+    with fio_servers(tmp_path_factory.mktemp("fio-server")) as start:  # servers write there
+        yield start
 
 
 @pytest.fixture
@@ -311,6 +334,7 @@ def test_fleet_run_with_a_dead_a_failing_and_an_unreachable_host_then_resume(
     start_server: Callable[..., Server], suite: Suite, tmp_path: Path
 ) -> None:
     s1, s2 = start_server("127.0.0.2"), start_server("127.0.0.3")
+    s3 = start_server("127.0.0.5", hostname="elsewhere")  # its paths are not checked here
     blocker = tmp_path / "not-a-dir"
     blocker.write_text("")
     dead_port = _free_port("127.0.0.4")
@@ -320,21 +344,22 @@ def test_fleet_run_with_a_dead_a_failing_and_an_unreachable_host_then_resume(
                 s1.spec(tmp_path / "a.bin"),
                 s1.spec(tmp_path / "b.bin"),  # a second drive on the same server
                 s2.spec(tmp_path / "c.bin"),  # killed while step 2 runs
-                s1.spec(blocker / "d.bin"),  # fio fails to open it
+                s3.spec(blocker / "d.bin"),  # fio fails to open it
                 f"127.0.0.4:{dead_port}=/nowhere/e.bin",  # nobody listens
             ]
         )
     )
     a, b, c, d, e = (tmp_path / "out" / h.dirname for h in hosts)
     killer = _kill_when_running(s2, c / "steps" / "002-randread.partial", tmp_path / "c.bin")
+    confirm = f"127.0.0.5:{blocker}/d.bin"
     with pytest.raises(FleetFailed) as failed:
-        run_fleet(suite, hosts, tmp_path / "out", label="batch7")
+        run_fleet(suite, hosts, tmp_path / "out", label="batch7", destroy_data=confirm)
     killer.join()
     message = str(failed.value)
     assert message.startswith("3 of 5 hosts failed")
     assert f"lost the connection to 127.0.0.3:{s2.port} during the step" in message
     assert (
-        f"fio on 127.0.0.2:{s1.port} exited with status" in message and "Not a directory" in message
+        f"fio on 127.0.0.5:{s3.port} exited with status" in message and "Not a directory" in message
     )
     assert f"127.0.0.4:{dead_port} /nowhere/e.bin: no fio server answered" in message
 
@@ -391,7 +416,7 @@ def test_fleet_run_with_a_dead_a_failing_and_an_unreachable_host_then_resume(
     start_server(s2.ip, s2.port)
     before = {p: (p / "manifest.json").read_bytes() for p in (a, b)}
     with pytest.raises(FleetFailed, match=r"^2 of 5 hosts failed"):
-        run_fleet(suite, hosts, tmp_path / "out", label="batch7")
+        run_fleet(suite, hosts, tmp_path / "out", label="batch7", destroy_data=confirm)
     assert {p: (p / "manifest.json").read_bytes() for p in (a, b)} == before
     resumed = _manifest(c)
     assert resumed["status"] == "complete" and resumed["run_id"] == killed["run_id"]
@@ -461,14 +486,19 @@ def test_interrupt_stops_every_host_and_keeps_what_was_measured(
     }
 
 
-def test_remote_block_devices_need_confirmation(suite: Suite, tmp_path: Path) -> None:
-    port = _free_port("127.0.0.4")
-    hosts = parse_hosts(f"127.0.0.4:{port}=/dev/nvme7n1")
-    with pytest.raises(SsdlabError, match=r"refusing to write to block devices on other hosts"):
-        run_fleet(suite, hosts, tmp_path / "out")
-    assert not (tmp_path / "out").exists()
-    with pytest.raises(FleetFailed, match=r"no fio server answered"):  # confirmed: tries it
-        run_fleet(suite, hosts, tmp_path / "out", destroy_data="nvme7n1")
+def test_remote_targets_need_confirmation(
+    start_server: Callable[..., Server], suite: Suite, tmp_path: Path
+) -> None:
+    lab7 = start_server("127.0.0.5", hostname="lab7")  # another machine, as ssdlab sees it
+    hosts = parse_hosts(f"{lab7.spec('/dev/nvme7n1')},{lab7.spec(tmp_path / 't.bin')}")
+    with pytest.raises(
+        SsdlabError,
+        match=r"^refusing to write to targets on other hosts without confirmation: "
+        rf"127\.0\.0\.5:/dev/nvme7n1, 127\.0\.0\.5:{tmp_path}/t\.bin\. ",
+    ):
+        run_fleet(suite, hosts, tmp_path / "out", destroy_data="t.bin")
+    assert [p.name for p in (tmp_path / "out").iterdir()] == [".ssdlab.lock"]
+    assert not (tmp_path / "t.bin").exists()
 
 
 def test_run_hosts_option_writes_one_results_dir_per_host(

@@ -6,21 +6,38 @@ A hosts file line is ``HOST[:PORT][=TARGET]`` too, or its fields separated by sp
 ``ip,port`` per line, work as they are). ``#`` starts a comment. IPv6 addresses go in
 brackets when a port follows on the command line (``[fd00::7]:8765``). The same host may be
 listed once per target: each host and target pair gets its own results directory.
+
+Targets are absolute paths, normalised (``//`` collapsed, ``.`` and ``..`` resolved) and made
+of letters, digits and ``. _ + @ - /`` only: fio reads ``:`` in a file name as a list of
+files, and ``,``, ``=``, ``#``, ``$`` or spaces mean something in host lists or job files.
+
+:func:`judge_targets` decides whether a fleet may use its targets (see docs/fleet.md): on this
+machine exactly as a local run does, on another host only with ``--destroy-data`` naming it.
 """
 
 from __future__ import annotations
 
+import ipaddress
+import os
+import posixpath
 import re
+import socket
+import stat
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..errors import InputError
+from ..devices import CONFIRM_OPTION, check_readable, check_writable
+from ..errors import InputError, SsdlabError
+from ..manifest import TargetInfo
 
 #: fio's default ``--server`` port.
 DEFAULT_PORT = 8765
-#: Where a host without ``=TARGET`` runs (a file, laid out by fio to the suite's size).
-DEFAULT_TARGET = "/var/tmp/ssdlab-fleet-{slug}.tmp"
+#: Where a host without ``=TARGET`` runs: a file fio lays out to the suite's size. ``token`` is
+#: random per fleet root (kept in its fleet.json), so nobody can plant that path beforehand.
+DEFAULT_TARGET = "/var/tmp/ssdlab-fleet-{slug}-{token}.tmp"
 _HOST = re.compile(r"^[A-Za-z0-9_.:-]+$")
+_SAFE_PATH = re.compile(r"^/[A-Za-z0-9._+@/-]*$")
 
 
 def _slug(text: str) -> str:
@@ -33,7 +50,7 @@ class Host:
 
     host: str
     port: int = DEFAULT_PORT
-    target: str | None = None
+    target: str | None = None  # None: ssdlab's default file (:func:`default_target`)
 
     @property
     def ipv6(self) -> bool:
@@ -50,22 +67,20 @@ class Host:
         return f"ip6:{self.host},{self.port}" if self.ipv6 else f"{self.host},{self.port}"
 
     @property
-    def target_path(self) -> str:
-        return self.target or DEFAULT_TARGET.format(slug=_slug(f"{self.host}-{self.port}"))
-
-    @property
-    def is_block(self) -> bool:
-        return self.target_path.startswith("/dev/")
-
-    @property
     def name(self) -> str:
         """``host:port /target``: unique within a fleet, used as the run's label."""
-        return f"{self.server} {self.target_path}"
+        return f"{self.server} {self.target or 'default file'}"
 
     @property
     def dirname(self) -> str:
         """The results directory of this host and target under the fleet's root."""
-        return _slug(f"{self.host}-{self.port}-{self.target_path}")
+        return _slug(f"{self.host}-{self.port}-{self.target or 'default'}")
+
+    def target_path(self, token: str) -> str:
+        """The target, or the default file of a fleet whose token is ``token``."""
+        return self.target or DEFAULT_TARGET.format(
+            slug=_slug(f"{self.host}-{self.port}"), token=token
+        )
 
 
 def _port(text: str, where: str) -> int:
@@ -81,9 +96,14 @@ def _host(text: str, where: str) -> str:
 
 
 def _target(text: str, where: str) -> str:
+    """``text`` normalised; InputError when it is relative or holds other characters."""
     if not text.startswith("/"):
         raise InputError(f"{where}: target {text!r} must be an absolute path on that host")
-    return text
+    if not _SAFE_PATH.match(text):
+        raise InputError(
+            f"{where}: target {text!r}: a path may hold only letters, digits and . _ + @ - /"
+        )
+    return posixpath.normpath(re.sub("/+", "/", text))
 
 
 def parse_host(text: str, where: str = "--hosts") -> Host:
@@ -145,3 +165,110 @@ def parse_hosts(text_or_file: str | Path) -> list[Host]:
             raise InputError(f"{source}: {host.name} is listed twice")
         seen[host.dirname] = host
     return hosts
+
+
+def is_this_machine(name: str) -> bool:
+    """Whether every address ``name`` resolves to is this machine's (loopback, or one a
+    socket can bind here): only then may ssdlab judge the target by its own files."""
+    try:
+        addresses = socket.getaddrinfo(name, None, type=socket.SOCK_STREAM)
+    except (OSError, UnicodeError):
+        return False
+    return bool(addresses) and all(_own(family, addr) for family, _, _, _, addr in addresses)
+
+
+def _own(family: socket.AddressFamily, address: tuple) -> bool:
+    if ipaddress.ip_address(address[0].partition("%")[0]).is_loopback:
+        return True
+    try:
+        with socket.socket(family, socket.SOCK_DGRAM) as sock:
+            sock.bind((address[0], 0, *address[2:]))
+    except OSError:
+        return False
+    return True
+
+
+def _judge_local(host: Host, path: str, writes: bool, confirmed: set[str]) -> TargetInfo:
+    """``path`` on this machine, symlinks resolved, judged as a local run judges its target:
+    a block device by the safety checks of :mod:`ssdlab.devices`, else a regular file."""
+    real = os.path.realpath(path)
+    where = f"{host.server} {path}" + (f" (resolves to {real})" if real != path else "")
+    if not _SAFE_PATH.match(real):
+        raise SsdlabError(f"{where}: a path may hold only letters, digits and . _ + @ - /")
+    try:
+        mode: int | None = os.stat(real).st_mode
+    except FileNotFoundError:
+        mode = None
+    except OSError as exc:
+        raise SsdlabError(f"{where}: cannot inspect it: {exc.strerror}") from None
+    if mode is not None and stat.S_ISBLK(mode):
+        try:
+            device = check_readable(real)
+            if writes:
+                names = {device.name, f"/dev/{device.name}", device.serial}
+                mine = (c.removeprefix(f"{host.host}:") for c in sorted(confirmed))
+                device = check_writable(real, next((c for c in mine if c in names), None))
+        except SsdlabError as exc:
+            raise SsdlabError(f"{host.server}: {exc}") from None
+        return TargetInfo(
+            path=real,
+            kind="block",
+            size_bytes=device.size_bytes,
+            device=device.model_dump(exclude={"children"}),
+        )
+    if mode is not None and not stat.S_ISREG(mode):
+        raise SsdlabError(f"{where}: target must be a regular file or a block device")
+    if mode is None and not writes:
+        raise SsdlabError(f"{where}: a read-only suite needs an existing target")
+    if not os.path.isdir(os.path.dirname(real)):
+        raise SsdlabError(f"{where}: the target's directory does not exist")
+    return TargetInfo(path=real, kind="file", size_bytes=os.stat(real).st_size if mode else None)
+
+
+def described_target(path: str) -> TargetInfo:
+    """A target on another host, as far as its path tells: a block device under /dev."""
+    return TargetInfo(path=path, kind="block" if path.startswith("/dev/") else "file")
+
+
+def judge_targets(
+    hosts: Sequence[Host], token: str, *, writes: bool, destroy_data: str | None, local: set[str]
+) -> dict[Host, TargetInfo]:
+    """What each host's fio will open, once judged safe; SsdlabError (one line) otherwise.
+
+    On this machine (``host.server`` in ``local``) symlinks are resolved and the target is
+    judged as a local run judges it; each device or file may be listed once. On another host
+    any path may be a symlink to a drive: a writing suite needs every target except the
+    default file named by ``destroy_data`` (comma-separated ``HOST:PATH`` or ``PATH``; a /dev
+    path also by its kernel name). ``token`` names the default files.
+    """
+    confirmed = {c.strip() for c in (destroy_data or "").split(",") if c.strip()}
+    targets: dict[Host, TargetInfo] = {}
+    seen: dict[str, Host] = {}
+    unconfirmed = []
+    for host in hosts:
+        path = host.target_path(token)
+        if host.server in local:
+            info = _judge_local(host, path, writes, confirmed)
+            first = seen.setdefault(info.path, host)
+            if first != host:
+                raise SsdlabError(
+                    f"{first.name} and {host.name} are the same target on this machine "
+                    f"({info.path}): list it once"
+                )
+        else:
+            info = described_target(path)
+            names = {path, f"{host.host}:{path}"}
+            if info.kind == "block":
+                names.add(posixpath.basename(path))
+            if writes and host.target is not None and not names & confirmed:
+                unconfirmed.append(f"{host.host}:{path}")
+        targets[host] = info
+    if unconfirmed:
+        raise SsdlabError(
+            "refusing to write to targets on other hosts without confirmation: "
+            f"{', '.join(unconfirmed)}. ssdlab cannot see another host's files and devices "
+            "(any path there may be a symlink to a drive); make sure they hold nothing you "
+            f"need, then name them with {CONFIRM_OPTION} (comma-separated HOST:PATH, e.g. "
+            f"{unconfirmed[0]}; a /dev path also by its kernel name)"
+        )
+    return targets

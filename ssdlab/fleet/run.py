@@ -34,6 +34,7 @@ import contextlib
 import dataclasses
 import json
 import re
+import secrets
 import signal
 import socket
 import subprocess
@@ -51,6 +52,7 @@ from .. import __version__
 from ..atomic import write_text_atomic
 from ..errors import InputError, SsdlabError
 from ..fio import FioOutcome, fio_binary, fio_version, raise_keyboard_interrupt
+from ..lock import results_lock
 from ..manifest import Manifest, StepRecord, TargetInfo, now
 from ..progress import RunDisplay
 from ..results import load
@@ -66,7 +68,7 @@ from ..runner import (
 from ..suite import Rounds, Step, Suite
 from ..sysinfo import HostInfo
 from .aggregate import all_clients
-from .hosts import Host
+from .hosts import Host, described_target, is_this_machine, judge_targets
 from .probe import DEFAULT_TIMEOUT_S, ServerInfo, probe_servers, version_mismatch
 
 FLEET_FILE = "fleet.json"
@@ -128,28 +130,6 @@ def _with_filesize(suite: Suite, size_bytes: int) -> Suite:
         for item in suite.steps
     ]
     return suite.model_copy(update={"steps": items})
-
-
-def _confirm_devices(suite: Suite, hosts: Sequence[Host], destroy_data: str | None) -> None:
-    """A writing suite may use a remote block device only when ``destroy_data`` names it
-    (its path, kernel name or ``host:path``): ssdlab cannot inspect another host's devices."""
-    if not suite.writes:
-        return
-    confirmed = {c.strip() for c in (destroy_data or "").split(",") if c.strip()}
-    missing = [
-        h
-        for h in hosts
-        if h.is_block
-        and not {h.target_path, Path(h.target_path).name, f"{h.host}:{h.target_path}"} & confirmed
-    ]
-    if missing:
-        names = ", ".join(f"{h.host}:{h.target_path}" for h in missing)
-        raise SsdlabError(
-            f"refusing to write to block devices on other hosts without confirmation: {names}. "
-            "ssdlab cannot check a remote device for mounts, partitions or file systems; make "
-            "sure they hold nothing you need, then name them with --destroy-data "
-            f"(comma-separated paths or kernel names, e.g. {Path(missing[0].target_path).name})"
-        )
 
 
 class _SuiteOrder:
@@ -265,10 +245,11 @@ def _client_error(host: Host, lines: list[str], returncode: int) -> str | None:
 class _Fleet:
     """What the hosts' runs share: the gate, the display and the running fio clients."""
 
-    def __init__(self, gate: _Gate, display: RunDisplay, grace_s: float):
+    def __init__(self, gate: _Gate, display: RunDisplay, grace_s: float, readonly: bool):
         self.gate = gate
         self.display = display
         self.grace_s = grace_s
+        self.readonly = readonly
         self.binary = fio_binary()
         self.aborted = False
         self._lock = threading.Lock()
@@ -280,6 +261,8 @@ class _Fleet:
         # stdout, not --output: fio passes its command line to the server, which would
         # create an empty file of that name in its working directory
         cmd = [self.binary, f"--client={host.fio_address}", "--output-format=json+", JOB_FILE]
+        if self.readonly:  # the server refuses any write, also laying out a file to read
+            cmd.insert(2, "--readonly")
         with (
             (step_dir / FIO_JSON).open("wb") as stdout,
             (step_dir / "fio.stderr").open("wb") as stderr,
@@ -441,33 +424,68 @@ def _fleet_rows(root: Path, dirs: list[str], order: _SuiteOrder) -> pl.DataFrame
 
 
 def _write_fleet(
-    root: Path, suite: Suite, order: _SuiteOrder, members: list[dict[str, Any]]
+    root: Path, suite: Suite, order: _SuiteOrder, token: str, members: list[dict[str, Any]]
 ) -> None:
-    """``fleet.json``: this run's members, earlier members not listed this time, and the
-    fleet-level rows over all of them."""
-    path = root / FLEET_FILE
-    current = {m["dir"] for m in members}
-    with contextlib.suppress(OSError, ValueError, KeyError):
-        old = json.loads(path.read_text(encoding="utf-8"))["members"]
-        members = members + [m for m in old if m["dir"] not in current]
+    """``fleet.json``: the members, the default files' token and the fleet-level rows."""
     rows = _fleet_rows(root, [m["dir"] for m in members], order)
     data = {
         "format_version": 1,
         "suite": suite.name,
         "updated": now().isoformat(),
+        "default_token": token,
         "members": members,
         "aggregate": rows.fill_nan(None).to_dicts() if rows.width else [],
     }
-    write_text_atomic(path, json.dumps(data, indent=2) + "\n")
+    write_text_atomic(root / FLEET_FILE, json.dumps(data, indent=2) + "\n")
+
+
+def _fleet_token(root: Path, suite: Suite, hosts: Sequence[Host]) -> str:
+    """The default files' token of the fleet in ``root``, new for a new fleet; SsdlabError
+    when ``root`` holds a fleet of another suite, hosts or targets."""
+    path = root / FLEET_FILE
+    if not path.exists():
+        return secrets.token_hex(8)
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+        old_suite, token = data["suite"], data.get("default_token") or secrets.token_hex(8)
+        stored = {Host(m["host"], m["port"], m["target"]).name for m in data["members"]}
+    except (OSError, ValueError, KeyError, TypeError) as exc:
+        raise SsdlabError(f"{path}: unreadable fleet file: {exc}") from None
+    if old_suite != suite.name:
+        raise SsdlabError(
+            f"{root} holds a fleet run of suite {old_suite!r}: use another --out for {suite.name!r}"
+        )
+    listed = {Host(h.host, h.port, h.target_path(token)).name for h in hosts}
+    differences = [
+        f"{what}: {', '.join(sorted(names))}"
+        for what, names in (("not listed now", stored - listed), ("new", listed - stored))
+        if names
+    ]
+    if differences:
+        raise SsdlabError(
+            f"{root} holds a fleet run of other hosts or targets ({'; '.join(differences)}): "
+            "list the same hosts and targets to resume it, or use another --out"
+        )
+    return token
+
+
+def _same_target(out: Path, manifest: Manifest, target: TargetInfo) -> None:
+    """A resumed host must run on what its earlier steps ran on (a symlink may have moved)."""
+    old = manifest.target
+    if manifest.steps and old is not None and (old.path, old.kind) != (target.path, target.kind):
+        raise SsdlabError(
+            f"{out} ran on {old.kind} {old.path}, but its target now is {target.kind} "
+            f"{target.path}: use another --out for another target"
+        )
 
 
 def _member_entry(
-    host: Host, manifest: Manifest, info: ServerInfo | None, error: str | None
+    host: Host, target: str, manifest: Manifest, info: ServerInfo | None, error: str | None
 ) -> dict[str, Any]:
     return {
         "host": host.host,
         "port": host.port,
-        "target": host.target_path,
+        "target": target,
         "dir": host.dirname,
         "label": manifest.label,
         "status": "unreachable" if info is not None and info.error else manifest.status,
@@ -485,6 +503,18 @@ def _wait(members: list[_Member]) -> None:
         time.sleep(0.1)
 
 
+def _local_servers(hosts: Sequence[Host], infos: dict[str, ServerInfo]) -> set[str]:
+    """The servers on this machine: at one of its addresses, and (when probed) answering
+    with its hostname; this machine's address may lead elsewhere (an ssh tunnel)."""
+    here = socket.gethostname()
+    return {
+        h.server
+        for h in hosts
+        if is_this_machine(h.host)
+        and (h.server not in infos or infos[h.server].hostname in (None, here))
+    }
+
+
 def run_fleet(
     suite: Suite,
     hosts: Sequence[Host],
@@ -500,117 +530,139 @@ def run_fleet(
     console: Console | None = None,
 ) -> Fleet:
     """Run ``suite`` on every host at once, one results directory per host and target under
-    ``out_root``; re-running continues each host at its first step that is not ``ok``.
+    ``out_root``; re-running with the same hosts and targets continues each host at its
+    first step that is not ``ok``.
 
     A host that cannot be reached, dies or fails is marked in its manifest and in
     ``fleet.json`` while the others go on; the run then ends with :class:`FleetFailed`.
-    ``on_error`` applies per host. ``target_size`` sizes file targets (default: what the suite
-    needs). Remote block devices need ``destroy_data`` when the suite writes.
+    ``on_error`` applies per host. ``target_size`` sizes file targets of a writing suite
+    (default: what the suite needs). Targets are judged by
+    :func:`~ssdlab.fleet.hosts.judge_targets` (``destroy_data`` confirms writing); a
+    read-only suite runs fio with ``--readonly``, so no file is created, grown or written.
     """
     if not hosts:
         raise SsdlabError("no hosts to run on")
-    _confirm_devices(suite, hosts, destroy_data)
-    file_bytes = target_size or default_file_size(suite)
-    suites = {h.dirname: suite if h.is_block else _with_filesize(suite, file_bytes) for h in hosts}
-    manifests = {
-        h.dirname: open_manifest(
-            out_root / h.dirname,
-            suites[h.dirname],
-            f"{label} {h.name}" if label else h.name,
-            None,
-        )
-        for h in hosts
-    }  # every host's results must belong to this suite before anything runs
-    pending = [h for h in hosts if manifests[h.dirname].status != "complete"]
-    infos = probe_servers(pending, probe_timeout_s) if pending else {}
-    client_version = fio_version()
-    problem = version_mismatch(list(infos.values()), client_version)
-    if problem:
-        raise SsdlabError(problem)
-
-    out_root.mkdir(parents=True, exist_ok=True)
-    entries: dict[str, tuple[ServerInfo | None, str | None]] = {}
-    display = RunDisplay(f"suite {suite.name} on {len(pending)} hosts", suite.planned_s, console)
-    order = _SuiteOrder(suite)
-    gate = _Gate(order, display, sum(infos[h.server].error is None for h in pending))
-    fleet = _Fleet(gate, display, grace_s)
-    members: list[_Member] = []
-    for host in pending:
-        info, manifest = infos[host.server], manifests[host.dirname]
-        manifest.target = TargetInfo(
-            path=host.target_path,
-            kind="block" if host.is_block else "file",
-            size_bytes=None if host.is_block else file_bytes,
-        )
-        if info.error:
-            if not manifest.steps:
-                manifest.host = None  # never reached: not this host's facts
-            manifest.status, manifest.ended = "failed", now()
-            manifest.notes.append(
-                f"{now():%Y-%m-%d %H:%M:%SZ} {host.server} unreachable: {info.error}"
+    with results_lock(out_root, "fleet run"):
+        token = _fleet_token(out_root, suite, hosts)
+        manifests = {
+            h.dirname: open_manifest(
+                out_root / h.dirname, suite, f"{label} {h.name}" if label else h.name, None
             )
+            for h in hosts
+        }  # every host's results must belong to this suite before anything runs
+        pending = [h for h in hosts if manifests[h.dirname].status != "complete"]
+        infos = probe_servers(pending, probe_timeout_s) if pending else {}
+        client_version = fio_version()
+        problem = version_mismatch(list(infos.values()), client_version)
+        if problem:
+            raise SsdlabError(problem)
+        reached = [h for h in pending if infos[h.server].error is None]
+        targets = judge_targets(
+            reached,
+            token,
+            writes=suite.writes,
+            destroy_data=destroy_data,
+            local=_local_servers(reached, infos),
+        )
+        for h in reached:
+            _same_target(out_root / h.dirname, manifests[h.dirname], targets[h])
+        file_bytes = target_size or default_file_size(suite)
+        sized = _with_filesize(suite, file_bytes)  # fio lays out a writing suite's files
+
+        entries: dict[str, tuple[ServerInfo | None, str | None]] = {}
+        display = RunDisplay(
+            f"suite {suite.name} on {len(pending)} hosts", suite.planned_s, console
+        )
+        order = _SuiteOrder(suite)
+        gate = _Gate(order, display, len(reached))
+        fleet = _Fleet(gate, display, grace_s, readonly=not suite.writes)
+        members: list[_Member] = []
+        for host in pending:
+            info, manifest = infos[host.server], manifests[host.dirname]
+            if info.error:
+                if not manifest.steps:
+                    manifest.host = None  # never reached: not this host's facts
+                    manifest.target = described_target(host.target_path(token))
+                manifest.status, manifest.ended = "failed", now()
+                manifest.notes.append(
+                    f"{now():%Y-%m-%d %H:%M:%SZ} {host.server} unreachable: {info.error}"
+                )
+                manifest.save(out_root / host.dirname)
+                entries[host.dirname] = (info, info.error)
+                display.print(f"{host.name}: {info.error}")
+                continue
+            manifest.target = targets[host]
+            file = suite.writes and manifest.target.kind == "file"
+            if file:
+                manifest.target.size_bytes = file_bytes
+            _prepare(manifest, host, info, scale, client_version)
             manifest.save(out_root / host.dirname)
-            entries[host.dirname] = (info, info.error)
-            display.print(f"{host.name}: {info.error}")
-            continue
-        _prepare(manifest, host, info, scale, client_version)
-        manifest.save(out_root / host.dirname)
-        members.append(
-            _Member(
-                manifest=manifest,
-                out=out_root / host.dirname,
-                display=_HostDisplay(display, host.name),  # type: ignore[arg-type]
-                on_error=on_error,
-                host=host,
-                fleet=fleet,
-                suite=suites[host.dirname],
+            members.append(
+                _Member(
+                    manifest=manifest,
+                    out=out_root / host.dirname,
+                    display=_HostDisplay(display, host.name),  # type: ignore[arg-type]
+                    on_error=on_error,
+                    host=host,
+                    fleet=fleet,
+                    suite=sized if file else suite,
+                )
             )
-        )
 
-    threads = [threading.Thread(target=m.run_all, daemon=True) for m in members]
-    main = threading.current_thread() is threading.main_thread()
-    previous = signal.signal(signal.SIGTERM, raise_keyboard_interrupt) if main else None
-    try:
-        with display:
-            for thread in threads:
-                thread.start()
-            try:
-                _wait(members)
-            except KeyboardInterrupt:
-                display.print("stopping every host's fio client…")
-                fleet.abort()
+        def write_fleet() -> None:
+            _write_fleet(
+                out_root,
+                suite,
+                order,
+                token,
+                [
+                    _member_entry(
+                        h,
+                        h.target_path(token),
+                        manifests[h.dirname],
+                        *entries.get(h.dirname, (None, None)),
+                    )
+                    for h in hosts
+                ],
+            )
+
+        write_fleet()  # a fleet killed outright is still resumed with its default files
+        threads = [threading.Thread(target=m.run_all, daemon=True) for m in members]
+        main = threading.current_thread() is threading.main_thread()
+        previous = signal.signal(signal.SIGTERM, raise_keyboard_interrupt) if main else None
+        try:
+            with display:
+                for thread in threads:
+                    thread.start()
                 try:
                     _wait(members)
                 except KeyboardInterrupt:
-                    fleet.kill()
-                    _wait(members)
-    finally:
-        if main:
-            signal.signal(signal.SIGTERM, previous)
+                    display.print("stopping every host's fio client…")
+                    fleet.abort()
+                    try:
+                        _wait(members)
+                    except KeyboardInterrupt:
+                        fleet.kill()
+                        _wait(members)
+        finally:
+            if main:
+                signal.signal(signal.SIGTERM, previous)
+            for m in members:
+                entries[m.host.dirname] = (infos[m.host.server], m.error)
+            write_fleet()
         for m in members:
-            entries[m.host.dirname] = (infos[m.host.server], m.error)
-        _write_fleet(
-            out_root,
-            suite,
-            order,
-            [
-                _member_entry(h, manifests[h.dirname], *entries.get(h.dirname, (None, None)))
-                for h in hosts
-            ],
-        )
-    for m in members:
-        if m.crash is not None:
-            raise m.crash
-    if fleet.aborted:
-        raise RunInterrupted(
-            f"interrupted; results so far are in {out_root} (run the same command again to "
-            "continue every host where it stopped)"
-        )
-    failed = [(h, e) for h in hosts if (e := entries.get(h.dirname, (None, None))[1])]
-    if failed:
-        listing = "; ".join(f"{h.name}: {error}" for h, error in failed)
-        raise FleetFailed(
-            f"{len(failed)} of {len(hosts)} hosts failed ({listing}); every host's results are "
-            f"in {out_root} (run the same command again to resume the failed hosts)"
-        )
-    return load_fleet(out_root)
+            if m.crash is not None:
+                raise m.crash
+        if fleet.aborted:
+            raise RunInterrupted(
+                f"interrupted; results so far are in {out_root} (run the same command again to "
+                "continue every host where it stopped)"
+            )
+        failed = [(h, e) for h in hosts if (e := entries.get(h.dirname, (None, None))[1])]
+        if failed:
+            listing = "; ".join(f"{h.name}: {error}" for h, error in failed)
+            raise FleetFailed(
+                f"{len(failed)} of {len(hosts)} hosts failed ({listing}); every host's results are "
+                f"in {out_root} (run the same command again to resume the failed hosts)"
+            )
+        return load_fleet(out_root)
