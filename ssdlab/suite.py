@@ -35,9 +35,11 @@ from pydantic import (
     ConfigDict,
     Discriminator,
     Field,
+    SerializerFunctionWrapHandler,
     Tag,
     ValidationError,
     field_validator,
+    model_serializer,
 )
 
 from . import fio_options
@@ -197,6 +199,14 @@ class Suite(BaseModel):
     description: str = ""
     steps: list[Item] = Field(min_length=1)
     allowed_fio_options: tuple[str, ...] = ()
+
+    @model_serializer(mode="wrap")
+    def _without_empty_opt_ins(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
+        """No opt-ins leave no key, so runs from before opt-ins existed still resume."""
+        data = handler(self)
+        if not self.allowed_fio_options:
+            data.pop("allowed_fio_options", None)
+        return data
 
     @field_validator("name")
     @classmethod

@@ -184,3 +184,10 @@ def test_writing_options_make_a_step_write(tmp_path: Path) -> None:
     suite = load_suite(path, allow_fio_options=["trim_percentage"])
     assert suite.writes and suite.steps[0].writes
     assert suite.allowed_fio_options == ("trim_percentage",)
+
+
+def test_suite_definition_names_opt_ins_only_when_there_are_some() -> None:
+    """Manifests written before opt-ins existed hold no such key; their runs still resume."""
+    assert "allowed_fio_options" not in load_suite("quick").model_dump(mode="json")
+    opted = load_suite("quick", allow_fio_options=["exec_prerun"]).model_dump(mode="json")
+    assert opted["allowed_fio_options"] == ["exec_prerun"]
