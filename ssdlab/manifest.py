@@ -7,7 +7,9 @@ results on disk: a step's results count only once the manifest marks it ``ok`` (
 
 from __future__ import annotations
 
+import errno
 import json
+import os
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, Literal
@@ -15,7 +17,8 @@ from typing import Any, Literal
 from pydantic import BaseModel, Field, ValidationError
 
 from .atomic import write_text_atomic
-from .errors import InputError
+from .errors import InputError, SsdlabError
+from .io.text import read_bytes
 from .suite import Step
 from .sysinfo import HostInfo
 
@@ -26,6 +29,21 @@ LOADABLE: tuple[StepStatus, ...] = ("ok", "interrupted")
 
 def now() -> datetime:
     return datetime.now(UTC)
+
+
+def mount_point(path: str | Path) -> Path:
+    """The mount point of the file system holding ``path`` (or its nearest existing parent)."""
+    here = Path(os.path.realpath(path))
+    while not here.exists() or not os.path.ismount(here):
+        here = here.parent
+    return here
+
+
+def write_error(path: str | Path, exc: OSError) -> SsdlabError:
+    """One line for a failed write: a full file system is named by its mount point."""
+    if exc.errno == errno.ENOSPC:
+        return SsdlabError(f"no space left on {mount_point(path)} while writing {path}")
+    return SsdlabError(f"{path}: cannot write: {exc.strerror or exc}")
 
 
 class TargetInfo(BaseModel):
@@ -73,6 +91,10 @@ class Manifest(BaseModel):
     status: Literal["pending", "running", "complete", "failed", "interrupted"] = "pending"
     suite_definition: dict[str, Any] | None = None
     scale: float = 1.0
+    # the --set overrides as given (name: text) and the fio options opted in to; None: not
+    # recorded (a run from before ssdlab recorded them)
+    params: dict[str, str] | None = None
+    allowed_fio_options: list[str] | None = None
     purge: str | None = None
     steps: list[StepRecord] = Field(default_factory=list)
     steady_state: list[dict[str, Any]] = Field(default_factory=list)
@@ -83,22 +105,33 @@ class Manifest(BaseModel):
         return next((s for s in self.steps if s.name == name), None)
 
     def save(self, results_dir: Path) -> None:
-        write_text_atomic(results_dir / MANIFEST, self.model_dump_json(indent=2) + "\n")
+        """Replace ``manifest.json`` atomically; SsdlabError (one line) when it cannot."""
+        path = results_dir / MANIFEST
+        try:
+            write_text_atomic(path, self.model_dump_json(indent=2) + "\n")
+        except OSError as exc:
+            raise write_error(path, exc) from None
 
     @classmethod
     def load(cls, results_dir: Path) -> Manifest:
+        """The manifest of ``results_dir``; InputError naming the file when it is unusable."""
         path = results_dir / MANIFEST
+        if not path.exists() and not path.is_symlink():
+            raise InputError(f"{results_dir}: not an ssdlab results directory (no {MANIFEST})")
+        raw = read_bytes(path)
         try:
-            data = json.loads(path.read_text(encoding="utf-8"))
-        except FileNotFoundError:
-            raise InputError(
-                f"{results_dir}: not an ssdlab results directory (no {MANIFEST})"
-            ) from None
-        except (OSError, json.JSONDecodeError) as exc:
+            data = json.loads(raw.decode("utf-8"))
+        except UnicodeDecodeError as exc:
+            raise InputError(f"{path}: unreadable manifest: not UTF-8 (byte {exc.start})") from None
+        except json.JSONDecodeError as exc:
             raise InputError(f"{path}: unreadable manifest: {exc}") from None
+        except RecursionError:
+            raise InputError(f"{path}: unreadable manifest: nested too deeply") from None
         try:
             return cls.model_validate(data)
         except ValidationError as exc:
             first = exc.errors()[0]
-            loc = ".".join(str(p) for p in first["loc"])
+            loc = ".".join(str(p) for p in first["loc"]) or "top level"
             raise InputError(f"{path}: invalid manifest at {loc}: {first['msg']}") from None
+        except RecursionError:
+            raise InputError(f"{path}: invalid manifest: nested too deeply") from None

@@ -12,16 +12,23 @@ A step runs in ``NNN-<step>.partial`` and is renamed when fio has exited; only t
 says whether it is complete. Re-running with the same results directory continues at the
 first step that is not ``ok``: finished steps are neither repeated nor rewritten, and a
 step that was interrupted or killed is run again from its start. Round blocks are judged
-again from the rounds already on disk.
+again from the rounds already on disk. Only the same run is continued: the suite as run, its
+``--set`` overrides, scale, label (when given) and target must match the manifest's. One
+process at a time writes to a results directory (``.ssdlab.lock``).
 """
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
+import errno
 import os
+import re
 import secrets
 import shutil
-from collections.abc import Callable
+import signal
+import threading
+from collections.abc import Callable, Collection, Iterator, Mapping
 from pathlib import Path
 from typing import Literal, TypeVar
 
@@ -31,19 +38,33 @@ from rich.console import Console
 from . import __version__
 from .analysis.steady_state import steady_round
 from .errors import InputError, SsdlabError
-from .fio import FioOutcome, fio_binary, fio_version, job_file, pinned_clocksource, run_fio
+from .fio import (
+    FioOutcome,
+    fio_binary,
+    fio_version,
+    job_file,
+    pinned_clocksource,
+    raise_keyboard_interrupt,
+    run_fio,
+)
 from .io import read_fio_json
-from .manifest import MANIFEST, Manifest, StepRecord, now
+from .lock import results_lock
+from .manifest import MANIFEST, Manifest, StepRecord, TargetInfo, now, write_error
 from .progress import RunDisplay
 from .suite import Rounds, Step, Suite
 from .sysinfo import host_info
 from .tables import format_bw, format_iops
-from .target import prepare_target, purge, release_target
+from .target import plan_target, prepare_target, purge, release_target
 from .units import parse_size
 
 FIO_JSON = "fio.json"
 JOB_FILE = "job.fio"
 DEFAULT_FILE_BYTES = 2**30
+#: written at the start of a run and removed to make room for the manifest when the file
+#: system fills up
+RESERVE = ".ssdlab.reserve"
+RESERVE_BYTES = 2**20
+_ENOSPC = os.strerror(errno.ENOSPC)
 OnError = Literal["stop", "continue"]
 T = TypeVar("T")
 
@@ -77,15 +98,33 @@ class StepFailed(SsdlabError):
     """A step's fio run failed; earlier results are kept."""
 
 
+def _needs(step: Step) -> int | None:
+    """Bytes of the target a step works on: its absolute size + offset; None for a share."""
+    if not step.size or "%" in step.size:
+        return None
+    offset = parse_size(step.offset) if step.offset and "%" not in step.offset else 0
+    return parse_size(step.size) + offset
+
+
 def default_file_size(suite: Suite) -> int:
     """Bytes a file target needs: the largest absolute size + offset of any step, or 1 GiB
     when every step works on a share (``75%``) of the target."""
-    needs = [
-        parse_size(s.size) + (parse_size(s.offset) if s.offset and "%" not in s.offset else 0)
-        for s in suite.all_steps()
-        if s.size and "%" not in s.size
-    ]
+    needs = [n for s in suite.all_steps() if (n := _needs(s)) is not None]
     return max(needs, default=DEFAULT_FILE_BYTES)
+
+
+def check_fits(suite: Suite, target: TargetInfo) -> None:
+    """SsdlabError when a step's absolute size + offset does not fit in ``target``."""
+    if target.size_bytes is None:
+        return
+    for step in suite.all_steps():
+        needs = _needs(step)
+        if needs is not None and needs > target.size_bytes:
+            raise SsdlabError(
+                f"step '{step.name}' needs {needs} bytes of the target (size + offset) but "
+                f"{target.path} holds {target.size_bytes}; give a larger --target-size or "
+                "another target"
+            )
 
 
 def inspect_step(step_dir: Path) -> tuple[pl.DataFrame, str]:
@@ -99,6 +138,47 @@ def inspect_step(step_dir: Path) -> tuple[pl.DataFrame, str]:
     p99 = jobs["clat_p99_ns"].max()
     tail = f"  clat p99 {p99 / 1000:,.1f} µs" if p99 is not None else ""
     return jobs, f"{format_iops(iops)}  {format_bw(bw)}{tail}"  # MB/s, as in reports
+
+
+def no_io_error(step_dir: Path, notes: list[str]) -> str | None:
+    """Why fio, exiting 0, did no I/O at all (its stderr and ``fio:`` notes, else a generic
+    reason); None when it did some, or when its output is unusable (``inspect`` says why)."""
+    try:
+        jobs = read_fio_json(step_dir / FIO_JSON).jobs
+    except InputError:
+        return None
+    if jobs["io_bytes"].sum() > 0:
+        return None
+    said: list[str] = []
+    with contextlib.suppress(OSError):
+        said = (step_dir / "fio.stderr").read_text(errors="replace").splitlines()
+    lines = [line.strip() for line in said if line.strip()]
+    text = "; ".join(dict.fromkeys(lines + [n for n in notes if n.startswith("fio:")]))
+    return "fio did no I/O" + (f": {text[:400]}" if text else "")
+
+
+def disk_full(error: str, step_dir: Path, target: TargetInfo | None) -> str:
+    """``error`` as one line naming the full file system when fio failed for want of space:
+    its ENOSPC, or a failure without a word on stderr while the file system of the step
+    directory or of a file target is full (fio could not even write its messages)."""
+    files = [str(step_dir)] + ([target.path] if target and target.kind == "file" else [])
+    if found := re.search(rf"on file (.+?): {_ENOSPC}", error):
+        files = [found[1]]
+    elif _ENOSPC not in error:
+        with contextlib.suppress(OSError):
+            if (step_dir / "fio.stderr").stat().st_size:
+                return error
+        files = [f for f in files if _full(f)]
+    if not files:
+        return error
+    return str(write_error(files[-1], OSError(errno.ENOSPC, _ENOSPC)))
+
+
+def _full(path: str) -> bool:
+    try:
+        return os.statvfs(path).f_bavail == 0
+    except OSError:
+        return False
 
 
 def tracked_value(jobs: pl.DataFrame, metric: str, direction: str | None) -> float:
@@ -131,7 +211,7 @@ class _Run:
                 self.display.print(f"warning: {exc}")
 
     def save(self) -> None:
-        self.manifest.save(self.out)
+        save_manifest(self.manifest, self.out)
 
     def step(self, step: Step, block: str | None = None, round_no: int | None = None) -> StepRecord:
         """Run ``step`` unless it is already ``ok``; return its record."""
@@ -184,26 +264,39 @@ class _Run:
         partial = final.with_name(final.name + ".partial")
         for old in (final, partial):
             shutil.rmtree(old, ignore_errors=True)
-        partial.mkdir(parents=True)
-        (partial / JOB_FILE).write_text(job)
+        try:
+            partial.mkdir(parents=True)
+            (partial / JOB_FILE).write_text(job)
+        except OSError as exc:
+            raise write_error(partial / JOB_FILE, exc) from None
         record.status, record.started, record.ended, record.error = "running", now(), None, None
         record.notes = []
-        self.save()
-        self.call(record.notes, "before_step", partial, record)
-        self.display.start_step(label, planned_s)
-        outcome = self.launch(partial, record)
-        record.notes += [n for n in outcome.notes if n.startswith("fio:")]  # fio's warnings
-        self.call(record.notes, "after_step", partial, record)
-        error, inspected = outcome.error, None
-        if error is None or outcome.interrupted:
-            try:
-                inspected = inspect(partial)
-            except InputError as exc:
-                error = error or str(exc)
-        os.replace(partial, final)
-        record.ended = now()
-        record.status = "interrupted" if outcome.interrupted else ("failed" if error else "ok")
-        record.error = error
+        try:
+            self.save()
+            self.call(record.notes, "before_step", partial, record)
+            self.display.start_step(label, planned_s)
+            outcome = self.launch(partial, record)
+            record.notes += [n for n in outcome.notes if n.startswith("fio:")]  # fio's warnings
+            self.call(record.notes, "after_step", partial, record)
+            error, inspected = outcome.error, None
+            if error is None:
+                error = no_io_error(partial, outcome.notes)
+            if error is None or outcome.interrupted:
+                try:
+                    inspected = inspect(partial)
+                except InputError as exc:
+                    error = error or str(exc)
+            if error and not outcome.interrupted:
+                error = disk_full(error, partial, self.manifest.target)
+            os.replace(partial, final)
+            record.ended = now()
+            record.status = "interrupted" if outcome.interrupted else ("failed" if error else "ok")
+            record.error = error
+        except BaseException as exc:  # never left "running": the run's last save records it
+            if record.status == "running":
+                record.status, record.ended = "failed", now()
+                record.error = str(exc) if isinstance(exc, SsdlabError) else f"stopped: {exc!r}"
+            raise
         self.save()
         return outcome, error, inspected
 
@@ -274,24 +367,142 @@ class _Run:
         self.save()
 
 
-def open_manifest(out: Path, suite: Suite, label: str | None, target: Path | None) -> Manifest:
+def _describe(info: TargetInfo) -> str:
+    if info.temporary:
+        return f"a temporary file of {info.size_bytes} bytes"
+    device = info.device or {}
+    identity = ", ".join(f"{k} {device.get(k) or '-'}" for k in ("serial", "model"))
+    return f"{info.path} ({identity + ', ' if device else ''}{info.size_bytes} bytes)"
+
+
+def target_differences(old: TargetInfo, new: TargetInfo) -> list[str]:
+    """How the target of a resumed run differs from the one it ran on."""
+    if old.temporary and new.temporary:  # the results directory may have moved
+        differences = []
+    elif old.temporary or new.temporary or old.kind != new.kind:
+        differences = [f"target {_describe(old)} → {_describe(new)}"]
+    elif os.path.realpath(old.path) != os.path.realpath(new.path):
+        differences = [f"target {old.path} → {new.path}"]
+    else:
+        differences = []
+    before, after = old.device or {}, new.device or {}
+    differences += [
+        f"{key} {before.get(key) or '-'} → {after.get(key) or '-'}"
+        for key in ("serial", "model")
+        if (before or after) and before.get(key) != after.get(key)
+    ]
+    if old.size_bytes != new.size_bytes:
+        differences.append(f"target size {old.size_bytes} → {new.size_bytes} bytes")
+    return differences
+
+
+def _settings(values: Mapping[str, str] | Collection[str]) -> str:
+    if isinstance(values, Mapping):
+        values = [f"{k}={v}" for k, v in sorted(values.items())]
+    return " ".join(sorted(values)) or "none"
+
+
+def open_manifest(
+    out: Path,
+    suite: Suite,
+    label: str | None,
+    target: Path | None,
+    *,
+    params: Mapping[str, str] | None = None,
+    scale: float | None = None,
+    target_info: TargetInfo | None = None,
+) -> Manifest:
+    """A new manifest, or the one in ``out`` of the run to resume: refused (one line naming
+    every difference) unless it is the same suite as run (with the same fio options opted
+    in to) and, for what is given, the same label, ``--set`` overrides (``params``), scale
+    and target."""
+    allowed = list(suite.allowed_fio_options)
     definition = suite.model_dump(mode="json")
-    if (out / MANIFEST).exists():
-        manifest = Manifest.load(out)
-        if manifest.suite_definition != definition:
-            raise SsdlabError(
-                f"{out} holds a run of suite {manifest.suite!r} with other steps or settings; "
-                "use another --out to start a new run"
-            )
-        return manifest
-    return Manifest(
-        run_id=f"{now():%Y%m%dT%H%M%SZ}-{secrets.token_hex(3)}",
-        label=label or (target.name if target else "temporary file"),
-        suite=suite.name,
-        suite_description=suite.description,
-        suite_definition=definition,
-        host=host_info(),
-    )
+    if not (out / MANIFEST).exists():
+        return Manifest(
+            run_id=f"{now():%Y%m%dT%H%M%SZ}-{secrets.token_hex(3)}",
+            label=label or (target.name if target else "temporary file"),
+            suite=suite.name,
+            suite_description=suite.description,
+            suite_definition=definition,
+            host=host_info(),
+            scale=1.0 if scale is None else scale,
+            params=None if params is None else dict(params),
+            allowed_fio_options=allowed,
+        )
+    manifest = Manifest.load(out)
+    differences = []
+    if manifest.suite_definition != definition:
+        differences.append(f"suite {manifest.suite!r} with other steps or settings")
+    if label is not None and label != manifest.label:
+        differences.append(f"label {manifest.label!r} → {label!r}")
+    if None not in (params, manifest.params) and dict(params or {}) != manifest.params:
+        differences.append(f"--set {_settings(manifest.params or {})} → {_settings(params or {})}")
+    if manifest.allowed_fio_options not in (None, allowed):
+        differences.append(
+            f"--allow-fio-option {_settings(manifest.allowed_fio_options or ())} → "
+            f"{_settings(allowed)}"
+        )
+    if scale is not None and scale != manifest.scale:
+        differences.append(f"--scale {manifest.scale:g} → {scale:g}")
+    recorded = manifest.target
+    if target_info is not None and recorded is not None:
+        differences += target_differences(recorded, target_info)
+    if differences:
+        held = f"target {_describe(recorded)}" if recorded else f"suite {manifest.suite!r}"
+        asked = f"; this command targets {_describe(target_info)}" if target_info else ""
+        raise SsdlabError(
+            f"--out {out} holds a run of {held}{asked}: {'; '.join(differences)}; "
+            "use another --out to start a new run"
+        )
+    return manifest
+
+
+@contextlib.contextmanager
+def guard_run(out: Path, what: str) -> Iterator[None]:
+    """While a run writes to ``out``: hold its lock (a second writer is refused), keep
+    running when the terminal goes away (SIGHUP ignored), stop as on Ctrl-C on SIGTERM, and
+    keep space in reserve for the manifest (see :func:`save_manifest`)."""
+    with results_lock(out, what), _run_signals():
+        reserve = out / RESERVE
+        with contextlib.suppress(OSError):
+            reserve.write_bytes(os.urandom(RESERVE_BYTES))  # not zeros: compressed away
+        try:
+            yield
+        finally:
+            reserve.unlink(missing_ok=True)
+
+
+@contextlib.contextmanager
+def _run_signals() -> Iterator[None]:
+    """SIGHUP ignored, SIGTERM a KeyboardInterrupt (signals are the main thread's only)."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    handlers = {signal.SIGHUP: signal.SIG_IGN, signal.SIGTERM: raise_keyboard_interrupt}
+    previous = {signum: signal.signal(signum, handler) for signum, handler in handlers.items()}
+    try:
+        yield
+    finally:
+        for signum, handler in previous.items():
+            signal.signal(signum, handler)
+
+
+def save_manifest(manifest: Manifest, out: Path) -> None:
+    """Save the manifest of a run; on a full file system, give up the space
+    :func:`guard_run` kept in reserve and try once more."""
+    try:
+        manifest.save(out)
+    except SsdlabError:
+        if not (out / RESERVE).exists():
+            raise
+        (out / RESERVE).unlink()
+        manifest.save(out)
+
+
+def end_status(exc: BaseException) -> Literal["interrupted", "failed"]:
+    """A run's status when it ends by ``exc``."""
+    return "interrupted" if isinstance(exc, RunInterrupted | KeyboardInterrupt) else "failed"
 
 
 def run_suite(
@@ -305,6 +516,7 @@ def run_suite(
     purge_first: bool = False,
     on_error: OnError = "stop",
     scale: float = 1.0,
+    params: Mapping[str, str] | None = None,
     hooks: list[RunHook] | None = None,
     console: Console | None = None,
 ) -> Manifest:
@@ -312,44 +524,58 @@ def run_suite(
 
     ``on_error="continue"`` records a failed step and goes on; the run then ends with
     :class:`StepFailed` listing the failures. ``purge_first`` purges the target before the
-    first step of a new run. ``scale`` is recorded (the suite passed is already scaled).
+    first step of a new run. ``scale`` and ``params`` (the ``--set`` overrides as given) are
+    recorded (the suite passed is already scaled and built with them), as are the fio options
+    it opted in to; a resumed run must match them, its label when given, and its target.
     """
     binary = fio_binary()
-    out.mkdir(parents=True, exist_ok=True)
-    manifest = open_manifest(out, suite, label, target)
-    manifest.scale = scale
-    fresh = not manifest.steps
-    manifest.target = prepare_target(
-        target,
-        out,
-        size_bytes=target_size or default_file_size(suite),
-        writes=suite.writes or purge_first,
-        destroy_data=destroy_data,
-    )
-    if purge_first and fresh:
-        manifest.purge = purge(manifest.target)
-    if fresh:  # a resumed run keeps timing itself the way it started
-        manifest.fio_clocksource = pinned_clocksource(manifest.host)
-    manifest.fio_version = fio_version(binary)
-    manifest.ssdlab_version = __version__
-    manifest.status, manifest.started, manifest.ended = "running", manifest.started or now(), None
-    manifest.save(out)
-    display = RunDisplay(f"suite {suite.name}", suite.planned_s, console)
-    run = _Run(manifest, out, display, on_error, hooks or [])
-    try:
-        run.call(manifest.notes, "start", out, manifest)
-        with display:
-            run.run_items(suite)
-        manifest.status = "complete"
-    except RunInterrupted:
-        manifest.status = "interrupted"
-        raise
-    except SsdlabError:
-        manifest.status = "failed"
-        raise
-    finally:
-        run.call(manifest.notes, "finish", out, manifest)
-        manifest.ended = now()
-        manifest.save(out)
-        release_target(manifest.target)
+    size_bytes, writes = target_size or default_file_size(suite), suite.writes or purge_first
+    with guard_run(out, "run"):
+        planned = plan_target(
+            target, out, size_bytes=size_bytes, writes=writes, destroy_data=destroy_data
+        )
+        manifest = open_manifest(
+            out,
+            suite,
+            label,
+            target,
+            params=params or {},
+            scale=scale,
+            target_info=planned,
+        )
+        check_fits(suite, planned)
+        fresh = not manifest.steps
+        manifest.target = prepare_target(
+            target, out, size_bytes=size_bytes, writes=writes, planned=planned
+        )
+        try:
+            if purge_first and fresh:
+                manifest.purge = purge(manifest.target)
+            if fresh:  # a resumed run keeps timing itself the way it started
+                manifest.fio_clocksource = pinned_clocksource(manifest.host)
+            manifest.fio_version = fio_version(binary)
+            manifest.ssdlab_version = __version__
+            manifest.status, manifest.ended = "running", None
+            manifest.started = manifest.started or now()
+            save_manifest(manifest, out)
+        except BaseException:
+            release_target(manifest.target)
+            raise
+        display = RunDisplay(f"suite {suite.name}", suite.planned_s, console)
+        run = _Run(manifest, out, display, on_error, hooks or [])
+        try:
+            run.call(manifest.notes, "start", out, manifest)
+            with display:
+                run.run_items(suite)
+            manifest.status = "complete"
+        except BaseException as exc:
+            manifest.status = end_status(exc)
+            raise
+        finally:
+            try:
+                run.call(manifest.notes, "finish", out, manifest)
+            finally:
+                release_target(manifest.target)  # first: it may free the space the save needs
+                manifest.ended = now()
+                save_manifest(manifest, out)
     return manifest

@@ -12,7 +12,7 @@ from pathlib import Path
 
 from .devices import check_readable, check_writable
 from .errors import SsdlabError
-from .manifest import TargetInfo
+from .manifest import TargetInfo, write_error
 
 TEMP_TARGET = "target.tmp"
 MIN_FILE_BYTES = 16 * 2**20
@@ -32,20 +32,31 @@ def _supports_direct(path: Path) -> bool:
 
 def _allocate(path: Path, size_bytes: int) -> None:
     """Create or grow ``path`` to ``size_bytes`` by writing data, so that reads hit the
-    medium (a sparse or merely allocated file reads back zeros without any I/O)."""
+    medium (a sparse or merely allocated file reads back zeros without any I/O). When that
+    fails the file is removed again, or cut back to its old size."""
+    existed = path.exists()
     chunk = os.urandom(2**20)
     try:
-        with path.open("ab") as fh:
-            left = size_bytes - fh.tell()
+        fh = path.open("ab")
+    except OSError as exc:
+        raise write_error(path, exc) from None
+    with fh:
+        before = fh.tell()
+        try:
+            left = size_bytes - before
             while left > 0:
                 left -= fh.write(chunk[: min(left, len(chunk))])
             fh.flush()
             os.fsync(fh.fileno())
-    except OSError as exc:
-        raise SsdlabError(f"{path}: cannot write {size_bytes} bytes: {exc.strerror}") from None
+        except OSError as exc:
+            if existed:
+                fh.truncate(before)
+            else:
+                path.unlink()
+            raise write_error(path, exc) from None
 
 
-def prepare_target(
+def plan_target(
     target: Path | None,
     results_dir: Path,
     *,
@@ -53,13 +64,8 @@ def prepare_target(
     writes: bool,
     destroy_data: str | None = None,
 ) -> TargetInfo:
-    """Check the target and get it ready.
-
-    ``None`` means a temporary file inside the results directory, removed after the run. A
-    file is created (or grown) to ``size_bytes`` with written data. A block device must pass
-    :func:`ssdlab.devices.check_writable` with ``destroy_data`` naming it when the suite
-    writes, or :func:`~ssdlab.devices.check_readable` when it only reads.
-    """
+    """Check the target and describe it as :func:`prepare_target` would leave it, changing
+    nothing (a file's size is what it will have once grown to ``size_bytes``)."""
     path = (results_dir / TEMP_TARGET if target is None else target).absolute()
     if path.exists() and stat.S_ISBLK(path.stat().st_mode):
         device = check_writable(path, destroy_data) if writes else check_readable(path)
@@ -75,13 +81,41 @@ def prepare_target(
         raise SsdlabError(f"{path}: target's directory {path.parent} does not exist")
     if not writes and target is not None and not path.exists():
         raise SsdlabError(f"{path}: a read-only suite needs an existing target")
-    _allocate(path, max(size_bytes, MIN_FILE_BYTES))
+    current = path.stat().st_size if path.exists() else 0
     return TargetInfo(
         path=str(path),
         kind="file",
-        size_bytes=path.stat().st_size,
+        size_bytes=max(size_bytes, MIN_FILE_BYTES, current),
         temporary=target is None,
-        direct_supported=_supports_direct(path),
+    )
+
+
+def prepare_target(
+    target: Path | None,
+    results_dir: Path,
+    *,
+    size_bytes: int,
+    writes: bool,
+    destroy_data: str | None = None,
+    planned: TargetInfo | None = None,
+) -> TargetInfo:
+    """Check the target and get it ready.
+
+    ``None`` means a temporary file inside the results directory, removed after the run. A
+    file is created (or grown) to ``size_bytes`` with written data. A block device must pass
+    :func:`ssdlab.devices.check_writable` with ``destroy_data`` naming it when the suite
+    writes, or :func:`~ssdlab.devices.check_readable` when it only reads. ``planned`` is
+    what :func:`plan_target` returned for these arguments, when already called.
+    """
+    info = planned or plan_target(
+        target, results_dir, size_bytes=size_bytes, writes=writes, destroy_data=destroy_data
+    )
+    if info.kind == "block":
+        return info
+    path = Path(info.path)
+    _allocate(path, max(size_bytes, MIN_FILE_BYTES))
+    return info.model_copy(
+        update={"size_bytes": path.stat().st_size, "direct_supported": _supports_direct(path)}
     )
 
 

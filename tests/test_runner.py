@@ -148,7 +148,7 @@ def write_suite(tmp_path: Path, second: str, runtime_s: float = 1) -> Path:
 def test_fio_failure_is_one_line_naming_the_step_and_keeps_earlier_steps(tmp_path: Path) -> None:
     suite = write_suite(tmp_path, "options = { no_such_fio_option = 1 }")
     out = tmp_path / "out"
-    proc = ssdlab_cli("run", suite, "--out", out)
+    proc = ssdlab_cli("run", suite, "--out", out, "--allow-fio-option", "no_such_fio_option")
     assert proc.returncode == 1
     error = [line for line in proc.stderr.splitlines() if line.startswith("error:")]
     assert len(error) == 1 and "step 'second' failed" in error[0]

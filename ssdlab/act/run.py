@@ -14,6 +14,7 @@ and settings (a search resumes where it stopped); an interrupted trial is kept a
 
 from __future__ import annotations
 
+import contextlib
 import math
 import secrets
 from pathlib import Path
@@ -32,9 +33,13 @@ from ..runner import (
     RunInterrupted,
     StepFailed,
     _Run,
+    end_status,
+    guard_run,
+    save_manifest,
+    target_differences,
 )
 from ..sysinfo import host_info
-from ..target import prepare_target, release_target
+from ..target import plan_target, prepare_target, release_target
 from .trials import (
     VERDICTS,
     ActRecord,
@@ -68,7 +73,8 @@ def _open_manifest(out: Path, label: str | None, target: Path | None) -> Manifes
 
 class ActRunner:
     """ACT trials against one target in one results directory; use as a context manager
-    (it releases the target and closes the run, also on errors and interrupts)."""
+    (it releases the target and closes the run, also on errors and interrupts). The results
+    directory is locked from construction to exit."""
 
     def __init__(
         self,
@@ -82,37 +88,43 @@ class ActRunner:
         console: Console | None = None,
     ) -> None:
         binary = fio_binary()
-        out.mkdir(parents=True, exist_ok=True)
         self.out = out
-        manifest = _open_manifest(out, label, target)
-        info = prepare_target(
-            target,
-            out,
-            size_bytes=target_size or DEFAULT_FILE_BYTES,
-            writes=True,
-            destroy_data=destroy_data,
-        )
-        if manifest.target is not None and manifest.target.path != info.path:
-            release_target(info)
-            raise SsdlabError(
-                f"{out} holds ACT trials on {manifest.target.path}, not {info.path}; "
-                "use another --out"
+        with contextlib.ExitStack() as stack:  # the lock is kept only if all goes well
+            stack.enter_context(guard_run(out, "act"))
+            manifest = _open_manifest(out, label, target)
+            size_bytes = target_size or DEFAULT_FILE_BYTES
+            planned = plan_target(
+                target, out, size_bytes=size_bytes, writes=True, destroy_data=destroy_data
             )
-        manifest.target = info
-        manifest.fio_version = fio_version(binary)
-        manifest.ssdlab_version = __version__
-        manifest.status, manifest.ended = "running", None
-        manifest.started = manifest.started or now()
-        stopped = "ssdlab stopped during it"  # killed: no verdict, the slice's data is partial
-        for step in manifest.steps:
-            if step.status == "running":
-                step.status, step.error = "failed", stopped
-        self.record = ActRecord.load(out)
-        for trial in self.record.trials:
-            if trial.status == "running":
-                trial.status, trial.reason = "abandoned", stopped
-        self.record.save(out)
-        manifest.save(out)
+            if manifest.target is not None and (
+                differences := target_differences(manifest.target, planned)
+            ):
+                raise SsdlabError(
+                    f"{out} holds ACT trials on {manifest.target.path}, not on this command's "
+                    f"target: {'; '.join(differences)}; use another --out"
+                )
+            manifest.target = prepare_target(
+                target, out, size_bytes=size_bytes, writes=True, planned=planned
+            )
+            manifest.fio_version = fio_version(binary)
+            manifest.ssdlab_version = __version__
+            manifest.status, manifest.ended = "running", None
+            manifest.started = manifest.started or now()
+            stopped = "ssdlab stopped during it"  # killed: no verdict, the slice's data is partial
+            for step in manifest.steps:
+                if step.status == "running":
+                    step.status, step.error = "failed", stopped
+            try:
+                self.record = ActRecord.load(out)
+                for trial in self.record.trials:
+                    if trial.status == "running":
+                        trial.status, trial.reason = "abandoned", stopped
+                self.record.save(out)
+                manifest.save(out)
+            except BaseException:
+                release_target(manifest.target)
+                raise
+            self._lock = stack.pop_all()
         display = RunDisplay("ACT trials", 0, console)
         self.run = _Run(manifest, out, display, "stop", hooks or [])
 
@@ -131,17 +143,18 @@ class ActRunner:
         exc: BaseException | None,
         tb: TracebackType | None,
     ) -> None:
-        self.run.display.__exit__(exc_type, exc, tb)
-        if exc_type is None:
-            self.manifest.status = "complete"
-        else:
-            interrupted = issubclass(exc_type, RunInterrupted | KeyboardInterrupt)
-            self.manifest.status = "interrupted" if interrupted else "failed"
-        self.run.call(self.manifest.notes, "finish", self.out, self.manifest)
-        self.manifest.ended = now()
-        self.run.save()
-        assert self.manifest.target is not None
-        release_target(self.manifest.target)
+        try:
+            self.run.display.__exit__(exc_type, exc, tb)
+            self.manifest.status = "complete" if exc is None else end_status(exc)
+            try:
+                self.run.call(self.manifest.notes, "finish", self.out, self.manifest)
+            finally:
+                assert self.manifest.target is not None
+                release_target(self.manifest.target)  # first: it may free what the save needs
+                self.manifest.ended = now()
+                save_manifest(self.manifest, self.out)
+        finally:
+            self._lock.close()
 
     def trial(self, load: float, settings: FioSettings, *, duration_s: int, slice_s: int) -> Trial:
         """The trial at ``load``: one already judged with the same settings, else a new run."""

@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
+import os
 import sys
 
 import typer
-from rich.console import Console
 from rich.markup import escape
 
 from ..errors import SsdlabError
+from ..progress import lossy_stderr
 from ..runner import RunInterrupted
 
 app = typer.Typer(
@@ -19,14 +20,25 @@ app = typer.Typer(
 )
 suites_app = typer.Typer(help="List and show the built-in suites.", invoke_without_command=True)
 app.add_typer(suites_app, name="suites")
-err = Console(stderr=True)
+err = lossy_stderr()  # a run goes on when its terminal goes away
 
 # Command modules register themselves on ``app`` when imported (one line per module).
 from . import act, core, fleet, reports, telemetry
 
 
 def main(argv: list[str] | None = None) -> int:
-    """Entry point: user errors become one line on stderr and a non-zero exit."""
+    """Entry point: user errors become one line on stderr and a non-zero exit; a reader
+    that stops early (``| head``) ends the command quietly."""
+    try:
+        code = _main(argv)
+        sys.stdout.flush()
+    except BrokenPipeError:  # as Python's docs advise: no more output, no traceback
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 1
+    return code
+
+
+def _main(argv: list[str] | None) -> int:
     command = typer.main.get_command(app)
     try:
         command.main(args=argv, prog_name="ssdlab", standalone_mode=True)

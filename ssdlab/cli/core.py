@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import io
 import sys
 from enum import StrEnum
 from pathlib import Path
@@ -57,6 +58,14 @@ def run(
         list[str] | None,
         typer.Option("--set", help="Override a suite parameter: name=value (repeatable)."),
     ] = None,
+    allow_fio_option: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--allow-fio-option",
+            help="Let the suite's steps use this guarded fio option, e.g. allow_mounted_write "
+            "(repeatable).",
+        ),
+    ] = None,
     on_error: Annotated[
         OnErrorPolicy, typer.Option(help="After a failed step: stop, or continue with the next.")
     ] = OnErrorPolicy.stop,
@@ -94,12 +103,9 @@ def run(
         raise SsdlabError("--scale must be positive")
     hooks = telemetry_hooks(smart, power, power_interval)
     params = dict(parse_param(p) for p in set_ or [])
-    chosen = load_suite(suite, params).scaled(scale)
+    given = dict(p.split("=", 1) for p in set_ or [])  # recorded as the user wrote them
+    chosen = load_suite(suite, params, allow_fio_options=allow_fio_option or ()).scaled(scale)
     size = parse_size(target_size) if target_size else None
-    if size is None and target is None and scale != 1:
-        from ..runner import default_file_size
-
-        size = max(int(default_file_size(chosen) * scale), 16 * 2**20)
     if hosts:
         from ..fleet import parse_hosts, run_fleet
 
@@ -131,6 +137,7 @@ def run(
         purge_first=purge,
         on_error=on_error.value,  # type: ignore[arg-type]
         scale=scale,
+        params=given,
         hooks=hooks,
         console=err,
     )
@@ -186,7 +193,12 @@ def summary(
     elif format is SummaryFormat.parquet:
         if output is None and sys.stdout.isatty():
             raise SsdlabError("parquet is binary: give --output FILE or redirect stdout")
-        frame.write_parquet(output or sys.stdout.buffer)
+        if output:
+            frame.write_parquet(output)
+        else:  # through a buffer: polars would turn a closed pipe into a ComputeError
+            buffer = io.BytesIO()
+            frame.write_parquet(buffer)
+            sys.stdout.buffer.write(buffer.getvalue())
     else:
         text = frame.write_csv() if format is SummaryFormat.csv else frame.write_json()
         if output:
