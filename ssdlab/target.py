@@ -79,6 +79,11 @@ def plan_target(
         raise SsdlabError(f"{path}: target must be a regular file or a block device")
     if not path.parent.is_dir():
         raise SsdlabError(f"{path}: target's directory {path.parent} does not exist")
+    if not path.exists() and Path(os.path.realpath(path.parent)).is_relative_to("/dev"):
+        raise SsdlabError(
+            f"{path}: no such device (ssdlab never creates a file target in /dev; "
+            "lsblk lists the block devices)"
+        )
     if not writes and target is not None and not path.exists():
         raise SsdlabError(f"{path}: a read-only suite needs an existing target")
     current = path.stat().st_size if path.exists() else 0

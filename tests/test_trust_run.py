@@ -466,3 +466,14 @@ def test_a_mutated_manifest_loads_or_is_refused_with_input_error(
         Manifest.load(tmp_path)
     except InputError as exc:
         assert "\n" not in str(exc) and str(tmp_path) in str(exc)
+
+
+def test_a_missing_device_is_never_created_as_a_file(tmp_path: Path) -> None:
+    """A typo in a device name (/dev/nvme9n9) must not become a file written in /dev."""
+    missing = Path("/dev/ssdlab-test-no-such-device")
+    assert not missing.exists()
+    proc = ssdlab_cli(
+        "run", "quick", "--out", tmp_path / "o", "--target", missing, "--scale", "0.01"
+    )
+    assert proc.returncode == 1 and "Traceback" not in proc.stderr
+    assert "no such device" in proc.stderr and not missing.exists()

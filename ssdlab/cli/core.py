@@ -47,7 +47,8 @@ def run(
         str | None,
         typer.Option(
             "--destroy-data",
-            help="Confirm writing to a block device: its kernel name (nvme0n1) or serial.",
+            help="Confirm writing: a block device's kernel name (nvme0n1) or serial; with "
+            "--hosts, comma-separated, also HOST:PATH for another host's targets.",
         ),
     ] = None,
     purge: Annotated[bool, typer.Option(help="Purge the target before the first step.")] = False,
@@ -123,6 +124,7 @@ def run(
             destroy_data=destroy_data,
             on_error=on_error.value,  # type: ignore[arg-type]
             scale=scale,
+            params=given,
             console=err,
         )
         err.print(f"{len(fleet.members)} hosts complete; results in {out} (fleet.json)")

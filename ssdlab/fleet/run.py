@@ -40,7 +40,7 @@ import socket
 import subprocess
 import threading
 import time
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -52,7 +52,6 @@ from .. import __version__
 from ..atomic import write_text_atomic
 from ..errors import InputError, SsdlabError
 from ..fio import FioOutcome, fio_binary, fio_version, raise_keyboard_interrupt
-from ..lock import results_lock
 from ..manifest import Manifest, StepRecord, TargetInfo, now
 from ..progress import RunDisplay
 from ..results import load
@@ -63,6 +62,7 @@ from ..runner import (
     RunInterrupted,
     _Run,
     default_file_size,
+    guard_run,
     open_manifest,
 )
 from ..suite import Rounds, Step, Suite
@@ -525,6 +525,7 @@ def run_fleet(
     destroy_data: str | None = None,
     on_error: OnError = "stop",
     scale: float = 1.0,
+    params: Mapping[str, str] | None = None,
     grace_s: float = DEFAULT_GRACE_S,
     probe_timeout_s: float = DEFAULT_TIMEOUT_S,
     console: Console | None = None,
@@ -535,18 +536,24 @@ def run_fleet(
 
     A host that cannot be reached, dies or fails is marked in its manifest and in
     ``fleet.json`` while the others go on; the run then ends with :class:`FleetFailed`.
-    ``on_error`` applies per host. ``target_size`` sizes file targets of a writing suite
+    ``on_error`` applies per host; ``params`` are the ``--set`` overrides, recorded and, like
+    ``scale``, checked on resume. ``target_size`` sizes file targets of a writing suite
     (default: what the suite needs). Targets are judged by
     :func:`~ssdlab.fleet.hosts.judge_targets` (``destroy_data`` confirms writing); a
     read-only suite runs fio with ``--readonly``, so no file is created, grown or written.
     """
     if not hosts:
         raise SsdlabError("no hosts to run on")
-    with results_lock(out_root, "fleet run"):
+    with guard_run(out_root, "fleet run"):
         token = _fleet_token(out_root, suite, hosts)
         manifests = {
             h.dirname: open_manifest(
-                out_root / h.dirname, suite, f"{label} {h.name}" if label else h.name, None
+                out_root / h.dirname,
+                suite,
+                f"{label} {h.name}" if label else h.name,
+                None,
+                params=params,
+                scale=scale,
             )
             for h in hosts
         }  # every host's results must belong to this suite before anything runs
