@@ -12,10 +12,11 @@ import html
 import multiprocessing
 import os
 import time
+import urllib.parse
 from collections.abc import Callable, Sequence
 from concurrent.futures import Future, ProcessPoolExecutor, as_completed
 from dataclasses import dataclass, field
-from pathlib import Path
+from pathlib import Path, PurePath
 from typing import Any, Literal
 
 import nbformat
@@ -269,8 +270,13 @@ def _render_index(
 
 
 def _link(path: str | None, text: str) -> str:
-    """A link to ``path``, or the plain text when there is nothing to link to."""
-    return f'<a href="{html.escape(path)}">{html.escape(text)}</a>' if path else html.escape(text)
+    """A link to the relative ``path``, or the escaped text when there is nothing (or nothing
+    relative) to link to. The target is URL-quoted, ``:`` included, so a directory named
+    ``javascript:alert(1)`` stays a file name and never reads as a URL scheme."""
+    if not path or PurePath(path).is_absolute() or PurePath(path).drive:
+        return html.escape(text)
+    href = urllib.parse.quote(PurePath(path).as_posix(), safe="/")
+    return f'<a href="{html.escape(href)}">{html.escape(text)}</a>'
 
 
 def reports_section(reports: list[dict[str, Any]]) -> Section:

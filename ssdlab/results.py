@@ -217,5 +217,6 @@ def _load_import(path: Path, manifest: Manifest) -> Results:
         try:
             frames.append(pl.read_parquet(file))
         except (OSError, pl.exceptions.PolarsError) as exc:
-            raise InputError(f"{file}: unreadable imported frame: {exc}") from None
+            reason = (str(exc).strip().splitlines() or [type(exc).__name__])[0]  # polars: lines
+            raise InputError(f"{file}: unreadable imported frame: {reason}") from None
     return _results(path, manifest, frames)

@@ -154,3 +154,41 @@ def test_binary_and_missing(tmp_path: Path) -> None:
         read_act_log(binary)
     with pytest.raises(InputError, match="cannot read"):
         read_act_log(tmp_path / "missing.log")
+
+
+@pytest.mark.parametrize(
+    ("old", "new", "message"),
+    [
+        ("report-interval-sec: 1\n", "report-interval-sec: 0\n", r"report-interval-sec: expe"),
+        ("report-interval-sec: 1\n", "report-interval-sec: x\n", r"whole number > 0, found 'x'"),
+        ("test-duration-sec: 30\n", "test-duration-sec: -30\n", r"test-duration-sec: expected"),
+        ("num-devices: 1\n", "num-devices: 1.5\n", r"num-devices: expected a whole number"),
+        ("read-reqs-per-sec: 2000\n", "read-reqs-per-sec: -1\n", r"read-reqs-per-sec: exp"),
+        ("microsecond-histograms: no\n", "microsecond-histograms: 2\n", r"yes or no, found 2"),
+        (
+            "internal-read-reqs-per-sec: 2000\n",
+            "internal-read-reqs-per-sec: 1 ... 2\n",
+            r"DERIVED CONFIGURATION: internal-read-reqs-per-sec: expected a number >= 0",
+        ),
+        ("(05: 0000000005)", "(99: 0000000005)", r"line \d+: bucket 99 does not exist"),
+        ("(05: 0000000005)", "(05: " + "9" * 30 + ")", r"line \d+: 9+\.\.\. is too large"),
+        ("after 5 sec:", "after " + "9" * 5000 + " sec:", r"line \d+: 9+\.\.\. is too large"),
+    ],
+)
+def test_impossible_values_name_the_file(tmp_path: Path, old: str, new: str, message: str) -> None:
+    """Numbers ssdlab computes with are checked; ones too long for 64 bits are not read."""
+    text = SAMPLE.read_text()
+    assert old in text
+    path = write(tmp_path, text.replace(old, new, 1))
+    with pytest.raises(InputError, match=message) as info:
+        read_act_log(path)
+    assert str(info.value).startswith(f"{path}: ") and "\n" not in str(info.value)
+
+
+def test_bytes_that_are_not_utf8_become_messages(tmp_path: Path) -> None:
+    path = tmp_path / "act.log"
+    text = SAMPLE.read_bytes()
+    at = text.index(b"after 30 sec:")
+    path.write_bytes(text[:at] + b"\xff\xfe noise\n" + text[at:])
+    log = read_act_log(path)
+    assert log.messages == ["\ufffd\ufffd noise"] and log.reports[-1].seconds == 30

@@ -9,15 +9,18 @@ test_review.py.)
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 from pathlib import Path
+from urllib.parse import unquote, urlsplit
 
 import nbformat
 import pytest
 from bs4 import BeautifulSoup
 from conftest import ROOT, ssdlab_cli
 
+from ssdlab.batch import ReportJob, ReportOutcome, _review_title, _slug, reports_section
 from ssdlab.catalog import find_results
 from ssdlab.report import chromium
 from ssdlab.report.renderer import VEGALITE_MIME
@@ -170,3 +173,37 @@ def test_empty_root_is_an_error(tmp_path: Path) -> None:
     assert proc.stderr.strip().splitlines() == [
         f"error: {tmp_path}: no ssdlab results directory found (no manifest.json below it)"
     ]
+
+
+def test_index_links_are_relative_files_never_script(tmp_path: Path) -> None:
+    """A results directory named ``javascript:alert(1)`` and a label holding ``<script>``:
+    the index links to their report files, quoted, and shows the label as text."""
+    root, out = tmp_path / "root", tmp_path / "out"
+    manifest = json.loads((DEMO / "manifest.json").read_text())
+    for name, label in (("javascript:alert(1)", "plain"), ("lab", "<script>alert(2)</script>")):
+        (root / name).mkdir(parents=True)
+        (root / name / "manifest.json").write_text(json.dumps(manifest | {"label": label}))
+    out.mkdir()
+    outcomes = []
+    for results_dir in find_results(root):
+        job = ReportJob(
+            "review",
+            (results_dir,),
+            out / f"{_slug(results_dir, root)}.html",
+            title=_review_title(results_dir),
+        )
+        job.output.write_text("<html></html>")
+        outcomes.append(ReportOutcome(job, figures=[tmp_path / "figures" / job.name / "c.png"]))
+    section = reports_section([o.entry(out, root) for o in outcomes])
+    dom = BeautifulSoup(section.parts[0].data, "html.parser")
+    hrefs = [a["href"] for a in dom.select("a")]
+    assert hrefs == [
+        "javascript%3Aalert%281%29.html",
+        "../figures/javascript%3Aalert%281%29",
+        "lab.html",
+        "../figures/lab",
+    ]
+    assert all(urlsplit(h).scheme == "" for h in hrefs)
+    assert (out / unquote(hrefs[0])).is_file()
+    assert dom.select("script") == []
+    assert "<script>alert(2)</script>: " in dom.select("a")[2].get_text()

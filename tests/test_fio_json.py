@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import copy
 import json
+import math
+import os
 import subprocess
 from pathlib import Path
 
@@ -103,3 +106,145 @@ def test_bad_input_is_a_clear_error(tmp_path: Path, content: bytes, message: str
     with pytest.raises(InputError, match=message) as exc:
         read_fio_json(path)
     assert str(path) in str(exc.value)
+
+
+@pytest.fixture(scope="module")
+def jsonplus(tmp_path_factory: pytest.TempPathFactory) -> dict:
+    """A real json+ result (clat and lat percentiles and bins) to damage."""
+    path = fio_json(tmp_path_factory.mktemp("plus"), "plus", "--rw=randread", "--lat_percentiles=1")
+    return json.loads(path.read_text())
+
+
+def damaged(tmp_path: Path, doc: dict, where: tuple, value: object) -> Path:
+    """``doc`` with the value at ``where`` replaced, saved as JSON (NaN and Infinity as
+    Python writes them)."""
+    doc = copy.deepcopy(doc)
+    parent = doc
+    for key in where[:-1]:
+        parent = parent[key]
+    parent[where[-1]] = value
+    path = tmp_path / "damaged.json"
+    path.write_text(json.dumps(doc))
+    return path
+
+
+READ = ("jobs", 0, "read")
+
+
+@pytest.mark.parametrize(
+    ("where", "value", "message"),
+    [
+        ((*READ, "iops"), -1, r"jobs\[0\]\.read\.iops: expected a finite number >= 0, found -1"),
+        (
+            (*READ, "bw_bytes"),
+            math.inf,
+            r"read\.bw_bytes: expected a finite number >= 0, found inf",
+        ),
+        ((*READ, "clat_ns", "mean"), math.nan, r"clat_ns\.mean: expected a finite number"),
+        ((*READ, "lat_ns", "max"), -5, r"lat_ns\.max: expected a finite number >= 0, found -5"),
+        ((*READ, "clat_ns", "N"), {}, r"clat_ns\.N: expected an integer from 0 to 2\^63 - 1"),
+        ((*READ, "io_bytes"), "", r"read\.io_bytes: expected an integer .*found ''"),
+        ((*READ, "io_bytes"), 2**64, r"read\.io_bytes: expected an integer"),
+        ((*READ, "total_ios"), 1.5, r"read\.total_ios: expected an integer"),
+        ((*READ, "clat_ns", "percentile", "99.000000"), -1, r"clat_ns\.percentile\['99\.0+'\]"),
+        ((*READ, "clat_ns", "percentile"), [], r"clat_ns\.percentile: expected an object"),
+        ((*READ, "clat_ns"), [1], r"read\.clat_ns: expected an object"),
+        (READ, [], r"jobs\[0\]\.read: expected an object, found \[\]"),
+        (("jobs", 0, "job options"), "x", r"job options: expected an object"),
+        (("jobs", 0, "job options", "bs"), ["4k"], r"job options\.bs: expected a string"),
+        (("jobs", 0, "job options", "iodepth"), "-4", r"job options\.iodepth: expected an integer"),
+        (("jobs", 0, "usr_cpu"), -1.0, r"jobs\[0\]\.usr_cpu: expected a finite number"),
+        (("jobs", 0, "hostname"), 5, r"jobs\[0\]\.hostname: expected a string"),
+        (("jobs", 0), "job", r"jobs\[0\]: expected an object"),
+        (("jobs",), {"a": 1}, r"jobs: expected a list"),
+        (("timestamp_ms",), "x", r"json: timestamp_ms: expected an integer"),
+        (("disk_util",), [math.inf], r"disk_util\[0\]: expected an object"),
+    ],
+)
+def test_wrong_types_and_impossible_values_name_file_and_field(
+    tmp_path: Path, jsonplus: dict, where: tuple, value: object, message: str
+) -> None:
+    path = damaged(tmp_path, jsonplus, where, value)
+    with pytest.raises(InputError, match=message) as exc:
+        read_fio_json(path)
+    assert str(exc.value).startswith(f"{path}: ") and "\n" not in str(exc.value)
+
+
+@pytest.mark.parametrize(
+    ("key", "count", "message"),
+    [
+        ("Infinity", 1, r"bin keys that are latencies >= 0 .*found 'Infinity'"),
+        ("-10", 1, r"bin keys that are latencies >= 0 .*found '-10'"),
+        ("x", 1, r"found 'x'"),
+        ("1e999", 1, r"found '1e999'"),
+        ("20", -3, r"clat_ns\.bins\['20'\]: expected an integer .*found -3"),
+        ("20", 2**64, r"clat_ns\.bins\['20'\]: expected an integer"),
+        ("20", math.inf, r"clat_ns\.bins\['20'\]: expected an integer .*found inf"),
+        ("20", "7", r"clat_ns\.bins\['20'\]: expected an integer .*found '7'"),
+    ],
+)
+def test_json_plus_bins_must_be_latencies_and_counts(
+    tmp_path: Path, jsonplus: dict, key: str, count: object, message: str
+) -> None:
+    path = damaged(tmp_path, jsonplus, (*READ, "clat_ns", "bins", key), count)
+    with pytest.raises(InputError, match=message):
+        read_fio_json(path)
+
+
+def test_bins_adding_up_beyond_64_bits_are_refused(tmp_path: Path, jsonplus: dict) -> None:
+    bins = {"10": 2**62, "20": 2**62, "30": 2**62}
+    with pytest.raises(InputError, match=r"clat_ns\.bins: bin counts add up to more than"):
+        read_fio_json(damaged(tmp_path, jsonplus, (*READ, "clat_ns", "bins"), bins))
+
+
+def test_numeric_options_are_read_as_their_text(tmp_path: Path, jsonplus: dict) -> None:
+    """``"bs": 4096`` (a number where fio writes strings) is 4096 bytes, not a crash."""
+    doc = copy.deepcopy(jsonplus)
+    doc["jobs"][0]["job options"] |= {"bs": 4096, "iodepth": 8}
+    row = read_fio_json(damaged(tmp_path, doc, ("time",), "now")).jobs.row(0, named=True)
+    assert (row["bs_bytes"], row["iodepth"]) == (4096, 8)
+
+
+def test_deep_nesting_is_a_clear_error(tmp_path: Path) -> None:
+    path = tmp_path / "deep.json"
+    path.write_text('{"jobs": [' + "[" * 100_000 + "]" * 100_000 + "]}")
+    with pytest.raises(InputError, match="nested too deeply"):
+        read_fio_json(path)
+
+
+def test_an_integer_of_5000_digits_is_a_clear_error(tmp_path: Path) -> None:
+    path = tmp_path / "digits.json"
+    path.write_text('{"jobs": [], "timestamp": ' + "9" * 5000 + "}")
+    with pytest.raises(InputError, match="malformed fio JSON"):
+        read_fio_json(path)
+
+
+@pytest.mark.parametrize("fraction", [0.05, 0.3, 0.6, 0.9, 0.999])
+def test_truncated_anywhere_is_a_clear_error(
+    tmp_path: Path, jsonplus: dict, fraction: float
+) -> None:
+    text = json.dumps(jsonplus, indent=2)
+    path = tmp_path / "cut.json"
+    path.write_text(text[: int(len(text) * fraction)])
+    with pytest.raises(InputError, match="truncated or malformed fio JSON"):
+        read_fio_json(path)
+
+
+def test_bytes_that_are_not_utf8_are_replaced(tmp_path: Path, jsonplus: dict) -> None:
+    """fio copies job and file names verbatim: bytes that are not UTF-8 do not stop it."""
+    path = damaged(tmp_path, jsonplus, ("jobs", 0, "jobname"), "JOB")
+    path.write_bytes(path.read_bytes().replace(b"JOB", b"job\xff\xfe"))
+    assert read_fio_json(path).jobs["jobname"][0] == "job\ufffd\ufffd"
+
+
+def test_a_fifo_is_refused_not_waited_on(tmp_path: Path) -> None:
+    fifo = tmp_path / "fifo.json"
+    os.mkfifo(fifo)
+    with pytest.raises(InputError, match="is a FIFO"):
+        read_fio_json(fifo)
+
+
+def test_a_long_version_string_is_read_in_linear_time(tmp_path: Path, jsonplus: dict) -> None:
+    """The version pattern used to backtrack over a run of digits in quadratic time."""
+    path = damaged(tmp_path, jsonplus, ("fio version",), "fio-" + "3" * 200_000)
+    assert read_fio_json(path).meta["fio_version"].startswith("fio-333")

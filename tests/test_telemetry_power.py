@@ -456,3 +456,73 @@ def test_yokotool_sniff_wants_t_and_p_columns(tmp_path: Path) -> None:
     path.write_text("T,Pressure\n1,2\n")
     with pytest.raises(InputError, match="not a recognised power file"):
         detect_power(path)
+
+
+def test_impossible_samples_are_dropped_and_counted(tmp_path: Path) -> None:
+    """NaN and infinite times or values and negative power are dropped, the rest kept."""
+    lines = (POWER / "yokotool.csv").read_text().splitlines()
+    lines[1] = lines[1].replace("9.0", "-9.0", 1)  # negative power
+    lines[2] = lines[2].replace("11.0", "nan", 1)
+    lines[3] = "inf" + lines[3][lines[3].index(",") :]  # infinite time
+    path = tmp_path / "yoko.csv"
+    path.write_text("\n".join(lines) + "\n")
+    good = read_yokotool_csv(POWER / "yokotool.csv")
+    trace = read_yokotool_csv(path)
+    assert trace.meta["dropped_invalid"] == 3 and good.meta["dropped_invalid"] == 0
+    assert trace.frame.equals(good.frame.slice(3))
+    assert trace.meta["path"] == str(path)
+
+
+def test_quarch_negative_total_is_dropped_and_a_nan_start_refused(tmp_path: Path) -> None:
+    text = (POWER / "quarch_stream.csv").read_text()
+    header, first, *rest = text.split("\n", 3)[2:]
+    negative = first.rsplit(",", 1)[0] + ",-5"
+    path = tmp_path / "q.csv"
+    path.write_text("\n".join([*text.split("\n")[:2], header, negative, *rest]))
+    trace = read_quarch_csv(path)
+    assert trace.meta["dropped_invalid"] == 1
+    assert trace.frame.height == read_quarch_csv(POWER / "quarch_stream.csv").frame.height - 1
+    path.write_text(text.replace("Start time: 1700000000.0", "Start time: nan"))
+    with pytest.raises(InputError, match=r"q\.csv: line 2: start time 'nan' is not a time"):
+        read_quarch_csv(path)
+
+
+def test_ipmitool_reading_too_large_to_be_one_is_dropped(tmp_path: Path) -> None:
+    path = tmp_path / "dcmi.txt"
+    text = (POWER / "ipmitool_new.txt").read_text()
+    path.write_text(text.replace("109 Watts", "9" * 400 + " Watts", 1))
+    trace = read_ipmitool_dcmi(path)
+    assert trace.meta["dropped_invalid"] == 1
+    assert trace.frame.height == read_ipmitool_dcmi(POWER / "ipmitool_new.txt").frame.height - 1
+
+
+def test_csv_errors_are_one_line(tmp_path: Path) -> None:
+    path = tmp_path / "yoko.csv"
+    path.write_text("T,P\n1700000000,9\n1700000001," + "9" * 400 + "\n")
+    with pytest.raises(InputError) as info:
+        read_yokotool_csv(path)
+    assert str(info.value).startswith(f"{path}: ") and "\n" not in str(info.value)
+
+
+def test_fifo_is_refused_not_waited_on(tmp_path: Path) -> None:
+    fifo = tmp_path / "power.csv"
+    os.mkfifo(fifo)
+    with pytest.raises(InputError, match="is a FIFO"):
+        read_yokotool_csv(fifo)
+    with pytest.raises(InputError, match="is a FIFO"):
+        read_quarch_csv(fifo)
+
+
+def test_long_runs_of_spaces_are_read_in_linear_time(tmp_path: Path) -> None:
+    """Three patterns used to backtrack over a run of spaces in quadratic time (20,000
+    spaces took seconds, 200,000 hours); each file below is now read at once."""
+    spaces = " " * 200_000
+    dcmi = tmp_path / "dcmi.txt"
+    dcmi.write_text(f"Instantaneous power reading: 100 Watts\nIPMI timestamp: x{spaces}y\n")
+    assert read_ipmitool_dcmi(dcmi).meta["dropped_no_time"] == 1
+    quarch = tmp_path / "q.csv"
+    quarch.write_text(f"Start time: x{spaces[:60_000]}y\nTime us,12V uW\n0,1\n")  # < 64 KiB
+    with pytest.raises(InputError, match=r"start time 'x .*y' is neither"):
+        read_quarch_csv(quarch)
+    quarch.write_text(f"Start time: 1700000000\nTime us,12V{spaces}x uW\n0,1\n")
+    assert read_quarch_csv(quarch).frame["power_w"].to_list() == [1e-6]

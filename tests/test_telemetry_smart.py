@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+import math
 from pathlib import Path
 
 import pytest
@@ -283,3 +285,83 @@ def test_read_smart_by_explicit_format_name() -> None:
     assert read_smart(SMART / "smartctl_nvme.json", "smartctl").source == "smartctl"
     with pytest.raises(InputError, match=r"unknown SMART format 'nope'"):
         read_smart(SMART / "smartctl_nvme.json", "nope")
+
+
+NVME_LOG = "nvme_smart_health_information_log"
+
+
+def edited(tmp_path: Path, name: str, changes: dict, under: str | None = None) -> Path:
+    """A copy of fixture ``name`` with ``changes`` applied (inside ``doc[under]`` if given)."""
+    doc = json.loads((SMART / name).read_text())
+    (doc[under] if under else doc).update(changes)
+    path = tmp_path / name
+    path.write_text(json.dumps(doc))
+    return path
+
+
+@pytest.mark.parametrize(
+    ("name", "changes", "under", "message"),
+    [
+        ("nvme_smart_log_1x_numbers.json", {"temperature": -100}, None, r"temperature_c = -373 "),
+        ("nvme_smart_log_1x_numbers.json", {"temperature": 0}, None, r"temperature_c = -273 "),
+        ("nvme_smart_log_1x_numbers.json", {"temperature": 700}, None, r"temperature_c = 427 "),
+        ("nvme_smart_log_1x_numbers.json", {"percent_used": -1}, None, r"percent_used = -1 "),
+        ("nvme_smart_log_1x_numbers.json", {"percent_used": 256}, None, r"percent_used = 256 "),
+        ("nvme_smart_log_1x_numbers.json", {"data_units_written": -5}, None, r"host_bytes_writ"),
+        ("nvme_smart_log_1x_numbers.json", {"media_errors": -1}, None, r"media_errors = -1 "),
+        ("nvme_smart_log_1x_numbers.json", {"critical_warning": 300}, None, r"critical_warning"),
+        ("nvme_smart_log_1x_numbers.json", {"power_on_hours": "9" * 5000}, None, "not an integ"),
+        ("nvme_smart_log_1x_numbers.json", {"media_errors": 2**200}, None, "not an integer"),
+        ("nvme_smart_log_1x_numbers.json", {"media_errors": math.inf}, None, "not an integer"),
+        ("nvme_smart_log_1x_numbers.json", {"media_errors_s": []}, None, "media_errors: not an"),
+        ("smartctl_nvme.json", {"temperature": -373}, NVME_LOG, r"temperature_c = -373 "),
+        ("smartctl_nvme.json", {"temperature": 201}, NVME_LOG, r"temperature_c = 201 "),
+        ("smartctl_nvme.json", {"percentage_used": -2}, NVME_LOG, r"percent_used = -2 "),
+        ("smartctl_nvme.json", {"model_name": {"a": 1}}, None, r"model_name: expected a str"),
+        ("smartctl_error.json", {"messages": 5}, "smartctl", r"smartctl said|without ata_"),
+        ("nvme_ocp_v1.json", {"Physical media units written": {"hi": "x", "lo": 0}}, None, "hi"),
+        (
+            "nvme_ocp_v2.json",
+            {"physical_media_units_written": {"hi": 2**64, "lo": 0}},
+            None,
+            "nand_b",
+        ),
+        (
+            "nvme_id_ctrl_1x_flags.json",
+            {"psds": [{"max_power": -100, "flags": 0}]},
+            None,
+            "-1.0 W is",
+        ),
+        ("nvme_id_ctrl_1x_flags.json", {"sn": ["S1"]}, None, r"sn: expected a string"),
+    ],
+)
+def test_impossible_values_and_wrong_types_reject_the_file(
+    tmp_path: Path, name: str, changes: dict, under: str | None, message: str
+) -> None:
+    """Values no drive reports (below absolute zero, negative counters, a percentage used
+    below 0) and wrong types: one InputError line naming the file and the field."""
+    path = edited(tmp_path, name, changes, under)
+    with pytest.raises(InputError, match=message) as info:
+        read_smart(path)
+    assert str(info.value).startswith(f"{path}: ") and "\n" not in str(info.value)
+
+
+def test_smartctl_reads_a_cold_drive(tmp_path: Path) -> None:
+    """-5 °C is cold but real: inside the -60 .. 200 °C window."""
+    path = edited(tmp_path, "smartctl_nvme.json", {"temperature": -5}, NVME_LOG)
+    assert read_smart(path).temperature_c == -5.0
+
+
+@pytest.mark.parametrize("depth", [1_000, 100_000])
+def test_deep_nesting_is_a_clear_error(tmp_path: Path, depth: int) -> None:
+    path = tmp_path / "deep.json"
+    path.write_text('{"critical_warning": ' + "[" * depth + "]" * depth + "}")
+    with pytest.raises(InputError, match="nested too deeply") as info:
+        read_nvme_smart_log(path)
+    assert str(path) in str(info.value)
+
+
+def test_bytes_that_are_not_utf8_are_replaced(tmp_path: Path) -> None:
+    path = edited(tmp_path, "smartctl_nvme.json", {"model_name": "MODEL"})
+    path.write_bytes(path.read_bytes().replace(b"MODEL", b"Drive \xff"))
+    assert read_smart(path).model == "Drive \ufffd"

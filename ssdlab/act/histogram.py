@@ -25,6 +25,7 @@ import polars as pl
 from ..errors import InputError
 from ..io.fio_hist import GROUPS, PLAT_VAL, bin_edges, bin_layout
 from ..io.fio_log import EPOCH_MS_MIN
+from ..io.text import read_text
 from .latency import ACT_SLICE_S, pct_column, slice_table
 
 FIO_HIST_BINS = GROUPS[3] * PLAT_VAL  # fio 3.x: 1856 bins
@@ -57,12 +58,9 @@ def edge_bin_ns(threshold_ms: float, n_bins: int = FIO_HIST_BINS) -> tuple[float
 def read_hist_reads(path: str | Path) -> HistReads:
     """The read rows of a fio histogram log (fio 3.x or 2.x, any coarseness, times relative
     to the job's start). A last line cut short (log copied while fio ran) is ignored; an
-    empty log has no rows of fio 3.x's 1856 bins."""
+    empty log has no rows of fio 3.x's 1856 bins; a negative count rejects the log."""
     path = Path(path)
-    try:
-        lines = path.read_text().splitlines()
-    except (OSError, UnicodeDecodeError) as exc:
-        raise InputError(f"{path}: cannot read fio histogram log: {exc}") from None
+    lines = read_text(path, "a fio histogram log").splitlines()
     times: list[int] = []
     rows: list[np.ndarray] = []
     width = _HEADER_COLUMNS + FIO_HIST_BINS  # an empty log: fio 3.x
@@ -83,6 +81,8 @@ def read_hist_reads(path: str | Path) -> HistReads:
             if lineno == len(lines):
                 break
             raise InputError(f"{path}: line {lineno}: not a histogram row like line 1")
+        if (row[_HEADER_COLUMNS:] < 0).any():
+            raise InputError(f"{path}: line {lineno}: negative bin count")
         if row[0] >= EPOCH_MS_MIN:
             raise InputError(f"{path}: epoch timestamps (log_unix_epoch=1) are not supported")
         if row[1] == _READ:

@@ -19,6 +19,7 @@ prints after them) can land anywhere, even inside a report, because other thread
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from itertools import pairwise
 from pathlib import Path
@@ -28,20 +29,35 @@ from ..errors import InputError
 from ..io.text import read_text
 
 _VERSION_RE = re.compile(r"^ACT version (\S+)$")
-_CPUS_RE = re.compile(r"^detected (\d+) CPUs$")
+# header and configuration numbers have at most 18 digits (they fit 64 bits): a longer one
+# stays text; in reports a longer one is an error (see _Parser.number)
+_N = r"\d{1,18}"
+_MAX_DIGITS = 18
+_CPUS_RE = re.compile(rf"^detected ({_N}) CPUs$")
 _CONFIG_RE = re.compile(r"^(ACT-\w+) CONFIGURATION$")
 _KEY_RE = re.compile(r"^([\w-]+):\s*(.*)$")
 _DEVICE_RE = re.compile(
-    r"^(?P<name>\S+) size = (?P<size>\d+) bytes, (?P<blocks>\d+) large blocks, "
-    r"minimum IO size = (?P<min_io>\d+) bytes$"
+    rf"^(?P<name>\S+) size = (?P<size>{_N}) bytes, (?P<blocks>{_N}) large blocks, "
+    rf"minimum IO size = (?P<min_io>{_N}) bytes$"
 )
 _AFTER_RE = re.compile(r"^after (\d+) sec:$")
 _HIST_RE = re.compile(r"^(\S+) \((\d+) total\)$")
 _BUCKETS_RE = re.compile(r"^(?:\(\d+: \d+\)\s*)+$")
 _BUCKET_RE = re.compile(r"\((\d+): (\d+)\)")
-_INT_RE = re.compile(r"^-?\d+$")
-_FLOAT_RE = re.compile(r"^-?\d+\.\d+$")
-_RANGE_RE = re.compile(r"^(\d+) \.\.\. (\d+)$")
+_INT_RE = re.compile(rf"^-?{_N}$")
+_FLOAT_RE = re.compile(rf"^-?{_N}\.{_N}$")
+_RANGE_RE = re.compile(rf"^({_N}) \.\.\. ({_N})$")
+#: ACT's histograms have buckets 0 .. 64 (``N_BUCKETS`` in histogram.c)
+MAX_BUCKET = 64
+#: configuration values ssdlab computes with: name -> (the check, what it expects)
+_CHECKED: dict[str, tuple[Callable[[Any], bool], str]] = {
+    "report-interval-sec": (lambda v: type(v) is int and v > 0, "a whole number > 0"),
+    "test-duration-sec": (lambda v: type(v) is int and v >= 0, "a whole number >= 0"),
+    "num-devices": (lambda v: type(v) is int and v > 0, "a whole number > 0"),
+    "read-reqs-per-sec": (lambda v: type(v) in (int, float) and v >= 0, "a number >= 0"),
+    "internal-read-reqs-per-sec": (lambda v: type(v) in (int, float) and v >= 0, "a number >= 0"),
+    "microsecond-histograms": (lambda v: type(v) is bool, "yes or no"),
+}
 
 
 @dataclass(frozen=True)
@@ -146,6 +162,12 @@ class _Parser:
     def fail(self, lineno: int, what: str) -> InputError:
         return InputError(f"{self.path}: line {lineno}: {what}")
 
+    def number(self, digits: str, lineno: int) -> int:
+        """A report's time or count; more than 18 digits (beyond 64 bits) is an error."""
+        if len(digits) > _MAX_DIGITS:
+            raise self.fail(lineno, f"{digits[:20]}... is too large for a time or count")
+        return int(digits)
+
     def block(self) -> dict[str, Any]:
         """``key: value`` lines after a block title, up to the next blank line."""
         values: dict[str, Any] = {}
@@ -211,13 +233,16 @@ class _Parser:
                 self.errors.append(line)
             elif m := _AFTER_RE.match(line):
                 close_hist()
-                current = (lineno, Report(int(m.group(1)), {}))
+                current = (lineno, Report(self.number(m.group(1), lineno), {}))
                 reports.append(current)
             elif current is not None and (m := _HIST_RE.match(line)):
                 close_hist()
-                hist = (m.group(1), int(m.group(2)), {})
+                hist = (m.group(1), self.number(m.group(2), lineno), {})
             elif hist is not None and _BUCKETS_RE.match(line):
-                hist[2].update((int(b), int(c)) for b, c in _BUCKET_RE.findall(line))
+                for b, c in _BUCKET_RE.findall(line):
+                    if self.number(b, lineno) > MAX_BUCKET:
+                        raise self.fail(lineno, f"bucket {b} does not exist (ACT has 0 .. 64)")
+                    hist[2][int(b)] = self.number(c, lineno)
             elif line:
                 self.messages.append(line)
             else:  # a blank line ends a report
@@ -285,6 +310,13 @@ def read_act_log(path: str | Path) -> ActLog:
             if parser.errors:
                 raise InputError(f"{path}: ACT stopped before the test: {parser.errors[0]}")
             raise InputError(f"{path}: truncated ACT log: no {title} block")
+    for block, values in ((head["tool"], head["config"]), ("DERIVED", head["derived"])):
+        for key, (valid, expected) in _CHECKED.items():
+            if key in values and not valid(values[key]):
+                raise InputError(
+                    f"{path}: {block} CONFIGURATION: {key}: expected {expected}, "
+                    f"found {values[key]!r:.60}"
+                )
     numbered = parser.reports()
     meta: dict[str, Any] = {"cpus": head["cpus"]}
     complete = []

@@ -35,6 +35,7 @@ from pydantic import BaseModel, Field, ValidationError
 from ..atomic import write_text_atomic
 from ..errors import InputError
 from ..io import read_fio_json
+from ..io.text import read_bytes
 from ..logs import find_job_logs, job_options
 from ..runner import FIO_JSON, inspect_step
 from ..units import parse_size
@@ -123,12 +124,10 @@ class ActRecord(BaseModel):
     def load(cls, results_dir: Path) -> ActRecord:
         """The record of a results directory; empty when it has none."""
         path = results_dir / ACT_RECORD
-        try:
-            return cls.model_validate_json(path.read_bytes())
-        except FileNotFoundError:
+        if not path.exists():
             return cls()
-        except OSError as exc:
-            raise InputError(f"{path}: cannot read: {exc.strerror}") from None
+        try:
+            return cls.model_validate_json(read_bytes(path))
         except ValidationError as exc:
             first = exc.errors()[0]
             loc = ".".join(str(p) for p in first["loc"])

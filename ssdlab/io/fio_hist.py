@@ -7,11 +7,12 @@ sums 2^c adjacent bins. The reader detects all of this from the column count.
 
 Canonical frame (long, non-zero bins only): ``time_ms``, ``direction``, ``bs_bytes``, ``bin``
 (index in the file), ``lat_lo_ns``, ``lat_hi_ns``, ``count``. A bin holds latencies in
-[``lat_lo_ns``, ``lat_hi_ns``).
+[``lat_lo_ns``, ``lat_hi_ns``). A negative count rejects the log (InputError naming the line).
 """
 
 from __future__ import annotations
 
+import io
 from pathlib import Path
 from typing import Any
 
@@ -20,6 +21,7 @@ import polars as pl
 
 from ..errors import InputError
 from ..units import percentile_name
+from .text import read_bytes
 
 PLAT_BITS = 6
 PLAT_VAL = 1 << PLAT_BITS
@@ -79,11 +81,8 @@ def read_fio_hist_log(path: str | Path) -> tuple[pl.DataFrame, dict[str, Any]]:
     """Read a histogram log into the long canonical frame plus metadata
     (``fio_major``, ``coarseness``, ``n_bins``, ``epoch``, ``intervals``)."""
     path = Path(path)
-    try:
-        with path.open("rb") as fh:
-            first = fh.readline()
-    except OSError as exc:
-        raise InputError(f"{path}: cannot read: {exc.strerror}") from None
+    raw = read_bytes(path)
+    first = raw.split(b"\n", 1)[0]
     if b"\0" in first:
         raise InputError(f"{path}: binary file, not a fio histogram log")
     n_cols = first.count(b",") + 1
@@ -98,7 +97,9 @@ def read_fio_hist_log(path: str | Path) -> tuple[pl.DataFrame, dict[str, Any]]:
     schema |= {f"b{i}": pl.Int64 for i in range(n_cols - 3)}
     if first.strip():
         try:
-            wide = pl.read_csv(path, has_header=False, schema=schema, truncate_ragged_lines=True)
+            wide = pl.read_csv(
+                io.BytesIO(raw), has_header=False, schema=schema, truncate_ragged_lines=True
+            )
         except pl.exceptions.PolarsError as exc:
             raise InputError(
                 f"{path}: malformed histogram log: {str(exc).splitlines()[0]}"
@@ -109,12 +110,18 @@ def read_fio_hist_log(path: str | Path) -> tuple[pl.DataFrame, dict[str, Any]]:
         {"bin": np.arange(n_cols - 3), "lat_lo_ns": lower, "lat_hi_ns": upper},
         schema={"bin": pl.Int64, "lat_lo_ns": pl.Float64, "lat_hi_ns": pl.Float64},
     )
-    frame = (
-        wide.with_row_index("row")
-        .unpivot(
-            index=["row", "time_ms", "ddir", "bs_bytes"], variable_name="bin", value_name="count"
+    long = wide.with_row_index("row").unpivot(
+        index=["row", "time_ms", "ddir", "bs_bytes"], variable_name="bin", value_name="count"
+    )
+    negative = long.filter(pl.col("count") < 0)
+    if negative.height:
+        bad = negative.row(0, named=True)
+        raise InputError(
+            f"{path}: line {bad['row'] + 1}: bin {bad['bin'][1:]} holds a negative count "
+            f"{bad['count']}"
         )
-        .filter(pl.col("count") > 0)
+    frame = (
+        long.filter(pl.col("count") > 0)
         .with_columns(pl.col("bin").str.slice(1).cast(pl.Int64))
         .join(edges, on="bin", how="left")
         .sort("row", "bin")

@@ -2,11 +2,18 @@
 
 Units of the canonical columns: latencies in nanoseconds (fio 2.x microsecond fields are
 converted), bandwidth in bytes/s, sizes in bytes, runtime in seconds, CPU in percent.
+
+Every value is checked where it is read: a wrong type, a negative, NaN or infinite number
+(fio writes none of them), a count beyond 64-bit or a percentile outside 0..100 rejects the
+file with an :class:`~ssdlab.errors.InputError` naming it and the field
+(``jobs[0].read.clat_ns.N``). Option values must be strings (integers are taken as their
+decimal text). Bytes that are not UTF-8 are replaced, as fio copies file names verbatim.
 """
 
 from __future__ import annotations
 
 import json
+import math
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -18,6 +25,7 @@ import polars as pl
 from ..errors import InputError
 from ..units import parse_size, percentile_name
 from .fio_hist import plat_idx_to_val
+from .text import read_bytes
 
 DIRECTIONS = ("read", "write", "trim")
 #: fio's default percentile list, as canonical column suffixes (99.9 -> ``p99_9``).
@@ -55,6 +63,9 @@ class FioJson:
 
 
 _OBJECT_START = re.compile(r"^\{", re.MULTILINE)
+INT64_MAX = 2**63 - 1
+#: json+ bins of fio 2.2.12-2.19 are indices of its 19 x 64 microsecond bins
+_V2_BINS = 19 * 64
 
 
 def _decode_objects(text: str, path: Path) -> list[dict[str, Any]]:
@@ -70,20 +81,115 @@ def _decode_objects(text: str, path: Path) -> list[dict[str, Any]]:
                 f"{path}: truncated or malformed fio JSON at line {exc.lineno}, column "
                 f"{exc.colno}: {exc.msg}"
             ) from None
+        except ValueError as exc:  # an integer of more than 4300 digits
+            raise InputError(f"{path}: malformed fio JSON: {exc}") from None
+        except RecursionError:
+            raise InputError(f"{path}: JSON nested too deeply, not fio output") from None
         if isinstance(obj, dict):
             objects.append(obj)
         start = _OBJECT_START.search(text, pos)
     return objects
 
 
-def _options(top: dict[str, Any], job: dict[str, Any]) -> dict[str, str]:
-    glob = top.get("global options") or {}
-    if isinstance(glob, list):  # fio >= 3.39 client mode: one object per host
+def _at(where: str, key: str) -> str:
+    """The name of field ``key`` of the object named ``where`` (``"<file>: "`` for the top)."""
+    return f"{where}{key}" if where.endswith(" ") else f"{where}.{key}"
+
+
+def _wrong(where: str, expected: str, value: Any) -> InputError:
+    shown = repr(value)
+    shown = shown if len(shown) <= 60 else shown[:57] + "..."
+    return InputError(f"{where}: expected {expected}, found {shown}")
+
+
+def _object(parent: dict[str, Any], key: str, where: str) -> dict[str, Any]:
+    """``parent[key]``, an object; empty when absent or null."""
+    value = parent.get(key)
+    if value is None:
+        return {}
+    if not isinstance(value, dict):
+        raise _wrong(_at(where, key), "an object", value)
+    return value
+
+
+def _list(parent: dict[str, Any], key: str, where: str) -> list[Any]:
+    """``parent[key]``, a list; empty when absent or null."""
+    value = parent.get(key)
+    if value is None:
+        return []
+    if not isinstance(value, list):
+        raise _wrong(_at(where, key), "a list", value)
+    return value
+
+
+def _finite(value: Any, where: str, scale: float = 1.0) -> float:
+    """``value x scale`` for a finite, non-negative JSON number."""
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
+        scaled = float(value) * scale
+        if math.isfinite(scaled) and scaled >= 0:
+            return scaled
+    raise _wrong(where, "a finite number >= 0", value)
+
+
+def _number(parent: dict[str, Any], key: str, where: str, scale: float = 1.0) -> float | None:
+    """``parent[key] x scale`` (see :func:`_finite`); None when absent or null."""
+    value = parent.get(key)
+    return None if value is None else _finite(value, _at(where, key), scale)
+
+
+def _whole(value: Any, where: str, scale: int = 1) -> int:
+    """``value x scale`` for a JSON integer whose product is in 0 .. 2^63 - 1."""
+    if isinstance(value, int) and not isinstance(value, bool) and 0 <= value * scale <= INT64_MAX:
+        return value * scale
+    raise _wrong(where, "an integer from 0 to 2^63 - 1", value)
+
+
+def _count(parent: dict[str, Any], key: str, where: str, scale: int = 1) -> int | None:
+    """``parent[key] x scale`` (see :func:`_whole`); None when absent or null."""
+    value = parent.get(key)
+    return None if value is None else _whole(value, _at(where, key), scale)
+
+
+def _text(parent: dict[str, Any], key: str, where: str) -> str | None:
+    """``parent[key]``, a string; None when absent or null."""
+    value = parent.get(key)
+    if value is not None and not isinstance(value, str):
+        raise _wrong(_at(where, key), "a string", value)
+    return value
+
+
+def _option_values(value: Any, where: str) -> dict[str, str]:
+    """An option dump as strings (a number is taken as its decimal text)."""
+    if value is None:
+        return {}
+    if not isinstance(value, dict):
+        raise _wrong(where, "an object of option names to values", value)
+    options = {}
+    for key, option in value.items():
+        if isinstance(option, int) and not isinstance(option, bool):
+            option = str(option)
+        if not isinstance(option, str):
+            raise _wrong(_at(where, key), "a string", option)
+        options[key] = option
+    return options
+
+
+def _global_options(top: dict[str, Any], path: Path) -> dict[str, str] | list[dict[str, str]]:
+    """``global options``: one object, or (fio >= 3.39 client mode) a list of one per host."""
+    glob = top.get("global options")
+    where = f"{path}: global options"
+    if isinstance(glob, list):
+        return [_option_values(part, f"{where}[{i}]") for i, part in enumerate(glob)]
+    return _option_values(glob, where)
+
+
+def _options(glob: dict[str, str] | list[dict[str, str]], job: dict[str, str]) -> dict[str, str]:
+    if isinstance(glob, list):
         glob = {k: v for part in glob for k, v in part.items()}
-    return {**glob, **(job.get("job options") or {})}
+    return {**glob, **job}
 
 
-def _bs_for(value: str | None, direction: str) -> int | None:
+def _bs_for(value: str | None, direction: str, where: str) -> int | None:
     """Block size in bytes for one direction of fio's ``bs`` (``4k``, ``4k,64k``)."""
     if not value:
         return 4096
@@ -91,106 +197,153 @@ def _bs_for(value: str | None, direction: str) -> int | None:
     idx = DIRECTIONS.index(direction)
     part = parts[min(idx, len(parts) - 1)] or parts[0]
     try:
-        return parse_size(part)
+        size = parse_size(part)
     except ValueError:
         return None  # ranges and bssplit have no single block size
+    except OverflowError:
+        size = INT64_MAX + 1
+    if size > INT64_MAX:
+        raise _wrong(f"{where}.bs", "a block size below 2^63 bytes", value)
+    return size
 
 
-def _int_opt(options: dict[str, str], key: str, default: int | None) -> int | None:
+def _int_opt(options: dict[str, str], key: str, default: int | None, where: str) -> int | None:
+    """An integer option (``default`` when absent or not an integer); negatives are refused."""
     try:
-        return int(options[key])
+        value = int(options[key])
     except (KeyError, ValueError):
         return default
+    if not 0 <= value <= INT64_MAX:
+        raise _wrong(_at(where, key), "an integer from 0 to 2^63 - 1", options[key])
+    return value
 
 
-def _latency(dir_stats: dict[str, Any], stat: str) -> tuple[dict[str, Any], float]:
-    """The latency object for ``stat`` and the factor converting it to ns."""
+def _latency(dir_stats: dict[str, Any], stat: str, where: str) -> tuple[dict[str, Any], float, str]:
+    """The latency object for ``stat``, the factor converting it to ns, and its name."""
     if f"{stat}_ns" in dir_stats:
-        return dir_stats[f"{stat}_ns"], 1.0
-    return dir_stats.get(stat) or {}, 1000.0
+        return _object(dir_stats, f"{stat}_ns", where), 1.0, f"{where}.{stat}_ns"
+    return _object(dir_stats, stat, where), 1000.0, f"{where}.{stat}"
 
 
-def _bins(bins: dict[str, Any], scale: float, index_keys: bool) -> tuple | None:
+def _bins(bins: dict[str, Any], scale: float, index_keys: bool, where: str) -> tuple | None:
     """json+ bins as arrays (latency in ns, count) of the non-empty ones, or None. The keys
     are latencies, or (fio 2.2.12-2.19) bin indices of the µs histogram; 2.x also stored
-    ``FIO_IO_U_PLAT_*`` constants among them, which are skipped."""
-    keys = list(bins)
-    try:
-        values = np.array(keys, dtype=np.float64)
-    except ValueError:  # the constants
-        keys = [k for k in keys if k[:1].isdigit()]
-        values = np.array(keys, dtype=np.float64)
-    counts = np.fromiter((bins[k] for k in keys), dtype=np.int64, count=len(keys))
-    keep = counts != 0
-    if not keep.any():
+    ``FIO_IO_U_PLAT_*`` constants among them, which are skipped. A key that is no finite
+    latency >= 0 (no index of the 1216 bins in 2.x) or a count that is no 64-bit integer >= 0
+    rejects the file."""
+    keys, counts = [], []
+    for key, value in bins.items():
+        if key.startswith("FIO_IO_U_PLAT_"):
+            continue
+        count = _whole(value, f"{where}[{key!r}]")
+        try:
+            latency = float(key)
+        except ValueError:
+            latency = -1.0
+        limit = _V2_BINS if index_keys else math.inf  # NaN and infinity fail the test too
+        if not 0 <= latency < limit or (index_keys and not latency.is_integer()):
+            raise _wrong(where, "bin keys that are latencies >= 0 (bin indices in 2.x)", key)
+        if count:
+            keys.append(latency)
+            counts.append(count)
+    if sum(counts) > INT64_MAX:
+        raise InputError(f"{where}: bin counts add up to more than 2^63 - 1")
+    if not counts:
         return None
+    values = np.array(keys, dtype=np.float64)
     lat_ns = plat_idx_to_val(values.astype(np.int64)) * 1000.0 if index_keys else values * scale
-    return lat_ns[keep], counts[keep]
+    if not np.isfinite(lat_ns).all():
+        raise InputError(f"{where}: a bin latency is out of range")
+    return lat_ns, np.array(counts, dtype=np.int64)
+
+
+def _totals(d: dict[str, Any], where: str) -> tuple[int, int | None, float]:
+    """A direction's ``io_bytes`` (fio < 2.21 wrote KiB there: no ``io_kbytes``), ``total_ios``
+    and runtime in seconds."""
+    io_bytes = _count(d, "io_bytes", where, 1 if "io_kbytes" in d else 1024) or 0
+    runtime_ms = _number(d, "runtime", where) or 0.0
+    return io_bytes, _count(d, "total_ios", where), runtime_ms / 1000.0
 
 
 def _job_rows(
-    top: dict[str, Any], job_index: int, job: dict[str, Any], version: tuple[int, ...]
+    options: dict[str, str],
+    job_index: int,
+    job: dict[str, Any],
+    version: tuple[int, ...],
+    where: str,
 ) -> tuple[list[dict[str, Any]], list[dict[str, Any]], list[tuple]]:
     """A job's rows per direction, its percentile rows, and its json+ bins per direction and
     stat as (job_index, direction, stat, lat_ns array, count array)."""
-    options = _options(top, job)
+    opt_where = f"{where}.job options"
     rw = options.get("rw") or options.get("readwrite") or "read"
     wanted = set(_RW_DIRECTIONS.get(rw.split(":")[0], set()))
     mixed = len(wanted) > 1
-    share = _int_opt(options, "rwmixread", 50) if mixed else None
+    share = _int_opt(options, "rwmixread", 50, opt_where) if mixed else None
     if share == 100:  # a 100/0 or 0/100 "mix" does only one direction
         wanted.discard("write")
     elif share == 0:
         wanted.discard("read")
+    head = {
+        "job_index": job_index,
+        "jobname": _text(job, "jobname", where),
+        "groupid": _count(job, "groupid", where),
+        "hostname": _text(job, "hostname", where),
+        "error": _count(job, "error", where) or 0,
+    }
+    cpu = {"usr_cpu": _number(job, "usr_cpu", where), "sys_cpu": _number(job, "sys_cpu", where)}
     rows, pct_rows, bin_rows = [], [], []
     for direction in DIRECTIONS:
-        d = job.get(direction)
-        if not isinstance(d, dict) or (direction not in wanted and not d.get("io_bytes")):
+        if job.get(direction) is None:
             continue
-        io_bytes = d.get("io_bytes", 0) if "io_kbytes" in d else d.get("io_bytes", 0) * 1024
+        d = _object(job, direction, where)
+        dw = f"{where}.{direction}"
+        io_bytes, total_ios, runtime_s = _totals(d, dw)
+        if direction not in wanted and not io_bytes:
+            continue
+        bw = _number(d, "bw_bytes", dw) if "bw_bytes" in d else _number(d, "bw", dw, 1024.0)
         row: dict[str, Any] = {
-            "job_index": job_index,
-            "jobname": job.get("jobname"),
-            "groupid": job.get("groupid"),
-            "hostname": job.get("hostname"),
-            "error": job.get("error", 0),
+            **head,
             "direction": direction,
             "rw": rw,
-            "bs_bytes": _bs_for(options.get("bs") or options.get("blocksize"), direction),
-            "iodepth": _int_opt(options, "iodepth", 1),
-            "numjobs": _int_opt(options, "numjobs", 1),
+            "bs_bytes": _bs_for(options.get("bs") or options.get("blocksize"), direction, dw),
+            "iodepth": _int_opt(options, "iodepth", 1, opt_where),
+            "numjobs": _int_opt(options, "numjobs", 1, opt_where),
             "rwmixread": share,
-            "iops": float(d.get("iops", 0.0)),
-            "bw_bytes_s": float(d["bw_bytes"] if "bw_bytes" in d else d.get("bw", 0) * 1024),
-            "io_bytes": int(io_bytes),
-            "total_ios": d.get("total_ios"),
-            "runtime_s": d.get("runtime", 0) / 1000.0,
-            "usr_cpu": job.get("usr_cpu"),
-            "sys_cpu": job.get("sys_cpu"),
+            "iops": _number(d, "iops", dw) or 0.0,
+            "bw_bytes_s": bw or 0.0,
+            "io_bytes": io_bytes,
+            "total_ios": total_ios,
+            "runtime_s": runtime_s,
+            **cpu,
         }
+        reported: dict[float, float] = {}
         for stat in ("lat", "clat", "slat"):
-            lat, scale = _latency(d, stat)
+            lat, scale, lw = _latency(d, stat, dw)
             for key in ("min", "mean", "max", "stddev"):
-                value = lat.get(key)
-                row[f"{stat}_{key}_ns"] = None if value is None else float(value) * scale
-            row[f"{stat}_samples"] = lat.get("N")
-            for key, value in (lat.get("percentile") or {}).items():
+                row[f"{stat}_{key}_ns"] = _number(lat, key, lw, scale)
+            row[f"{stat}_samples"] = _count(lat, "N", lw)
+            for key, value in _object(lat, "percentile", lw).items():
+                try:
+                    percentile = float(key)
+                except ValueError:
+                    percentile = math.nan
+                if not 0 <= percentile <= 100:
+                    raise _wrong(f"{lw}.percentile", "percentile keys from 0 to 100", key)
+                value_ns = _finite(value, f"{lw}.percentile[{key!r}]", scale)
                 pct_rows.append(
                     {
                         "job_index": job_index,
                         "direction": direction,
                         "stat": stat,
-                        "percentile": float(key),
-                        "value_ns": float(value) * scale,
+                        "percentile": percentile,
+                        "value_ns": value_ns,
                     }
                 )
-            if bins := _bins(lat.get("bins") or {}, scale, (2, 2, 12) <= version < (2, 20)):
+                if stat == "clat":
+                    reported[percentile] = value_ns
+            index_keys = (2, 2, 12) <= version < (2, 20)
+            if bins := _bins(_object(lat, "bins", lw), scale, index_keys, f"{lw}.bins"):
                 bin_rows.append((job_index, direction, stat, *bins))
-        reported = {
-            r["percentile"]: r["value_ns"]
-            for r in pct_rows
-            if r["job_index"] == job_index and r["direction"] == direction and r["stat"] == "clat"
-        }
         for p in DEFAULT_PERCENTILES:
             row[f"clat_{percentile_name(p)}_ns"] = reported.get(float(p))
         rows.append(row)
@@ -232,26 +385,41 @@ _BIN_SCHEMA = {
 
 def fio_version_tuple(version: str) -> tuple[int, ...]:
     """``fio-3.33`` -> (3, 33); ``fio-2.2.10`` -> (2, 2, 10); unknown -> (3,)."""
-    m = re.search(r"(\d+)\.(\d+)(?:\.(\d+))?", version or "")
+    # (?<!\d): tried once per run of digits, so a long run takes linear time, not quadratic
+    m = re.search(r"(?<!\d)(\d{1,9})\.(\d{1,9})(?:\.(\d{1,9}))?", version or "")
     return tuple(int(g) for g in m.groups() if g is not None) if m else (3,)
 
 
-def _snapshot_rows(objects: list[dict[str, Any]]) -> list[dict[str, Any]]:
+def _jobs(top: dict[str, Any], where: str) -> tuple[str, list[dict[str, Any]]]:
+    """The key (``jobs``, or ``client_stats`` of a client/server run) and its job objects."""
+    key = "jobs" if top.get("jobs") or not top.get("client_stats") else "client_stats"
+    jobs = _list(top, key, where)
+    for index, job in enumerate(jobs):
+        if not isinstance(job, dict):
+            raise _wrong(f"{where}{key}[{index}]", "an object", job)
+    return key, jobs
+
+
+def _snapshot_rows(objects: list[dict[str, Any]], path: Path) -> list[dict[str, Any]]:
     rows = []
     for snap, top in enumerate(objects):
-        for index, job in enumerate(top.get("jobs") or top.get("client_stats") or []):
+        where = f"{path}: status object {snap + 1}: "
+        key, jobs = _jobs(top, where)
+        for index, job in enumerate(jobs):
             for direction in DIRECTIONS:
-                d = job.get(direction)
-                if isinstance(d, dict) and d.get("total_ios"):
-                    io = d.get("io_bytes", 0) * (1 if "io_kbytes" in d else 1024)
+                if job.get(direction) is None:
+                    continue
+                dw = f"{where}{key}[{index}].{direction}"
+                io_bytes, total_ios, runtime_s = _totals(_object(job, direction, dw), dw)
+                if total_ios:
                     rows.append(
                         {
                             "snapshot": snap,
                             "job_index": index,
                             "direction": direction,
-                            "io_bytes": int(io),
-                            "total_ios": int(d["total_ios"]),
-                            "runtime_s": d.get("runtime", 0) / 1000.0,
+                            "io_bytes": io_bytes,
+                            "total_ios": total_ios,
+                            "runtime_s": runtime_s,
                         }
                     )
     return rows
@@ -272,22 +440,29 @@ def snapshot_rates(frame: pl.DataFrame, keys: list[str]) -> pl.DataFrame:
     )
 
 
-def _steadystate_rows(jobs: list[dict[str, Any]]) -> list[dict[str, Any]]:
+def _steadystate_rows(jobs: list[dict[str, Any]], where: str) -> list[dict[str, Any]]:
     rows = []
     for index, job in enumerate(jobs):
-        ss = job.get("steadystate")
-        if not isinstance(ss, dict):
+        if job.get("steadystate") is None:
             continue
-        data = ss.get("data") or {}
-        for i, (iops, bw) in enumerate(zip(data.get("iops", []), data.get("bw", []), strict=False)):
+        jw = f"{where}[{index}]"
+        ss = _object(job, "steadystate", jw)
+        sw = f"{jw}.steadystate"
+        data = _object(ss, "data", sw)
+        iops, bw = _list(data, "iops", f"{sw}.data"), _list(data, "bw", f"{sw}.data")
+        criterion, attained = _text(ss, "ss", sw), ss.get("attained")
+        if attained is not None and not isinstance(attained, int):
+            raise _wrong(f"{sw}.attained", "0, 1, true or false", attained)
+        for i, (one_iops, one_bw) in enumerate(zip(iops, bw, strict=False)):
             rows.append(
                 {
                     "job_index": index,
                     "sample": i,
-                    "iops": float(iops),
-                    "bw_bytes_s": float(bw),  # ss data bw is bytes/s, unlike a job's KiB/s bw
-                    "criterion": ss.get("ss"),
-                    "attained": bool(ss.get("attained")),
+                    "iops": _finite(one_iops, f"{sw}.data.iops[{i}]"),
+                    # ss data bw is bytes/s, unlike a job's KiB/s bw
+                    "bw_bytes_s": _finite(one_bw, f"{sw}.data.bw[{i}]"),
+                    "criterion": criterion,
+                    "attained": bool(attained),
                 }
             )
     return rows
@@ -306,8 +481,22 @@ class FioRows:
     meta: dict[str, Any]
 
 
+def _disk_util(top: dict[str, Any], path: Path) -> list[dict[str, Any]]:
+    """``disk_util``: a list of objects of names, counts and percentages."""
+    disks = _list(top, "disk_util", f"{path}: ")
+    for i, disk in enumerate(disks):
+        if not isinstance(disk, dict):
+            raise _wrong(f"{path}: disk_util[{i}]", "an object", disk)
+        for key, value in disk.items():
+            finite = isinstance(value, float) and math.isfinite(value)
+            if not (isinstance(value, (str, int)) or finite):
+                raise _wrong(f"{path}: disk_util[{i}].{key}", "a string or a number", value)
+    return disks
+
+
 def parse_fio_json(raw: bytes, path: Path) -> FioRows:
-    """Parse the bytes of a fio JSON/json+ output (text around the JSON is ignored)."""
+    """Parse the bytes of a fio JSON/json+ output (text around the JSON is ignored); see the
+    module docstring for what is checked."""
     if b"\0" in raw[:4096]:
         raise InputError(f"{path}: binary file, not fio JSON output")
     text = raw.decode("utf-8", errors="replace")
@@ -316,28 +505,40 @@ def parse_fio_json(raw: bytes, path: Path) -> FioRows:
         what = "empty file" if not text.strip() else "no fio JSON result (no 'jobs' object)"
         raise InputError(f"{path}: {what}")
     top = objects[-1]
-    version = top.get("fio version", "")
-    jobs = top.get("jobs") or top.get("client_stats") or []
-    parsed = FioRows([], [], [], [], _snapshot_rows(objects), _steadystate_rows(jobs), {})
+    top_where = f"{path}: "
+    version = _text(top, "fio version", top_where) or ""
+    key, jobs = _jobs(top, top_where)
+    glob = _global_options(top, path)
+    parsed = FioRows([], [], [], [], [], [], {})
+    job_options, job_starts = [], []
     for index, job in enumerate(jobs):
-        rows, pcts, bins = _job_rows(top, index, job, fio_version_tuple(version))
-        client_total = "client_stats" in top and job.get("jobname") == AGGREGATE_JOBNAME
+        where = f"{path}: {key}[{index}]"
+        job_options.append(_option_values(job.get("job options"), f"{where}.job options"))
+        job_starts.append(_count(job, "job_start", where))
+        rows, pcts, bins = _job_rows(
+            _options(glob, job_options[-1]), index, job, fio_version_tuple(version), where
+        )
+        client_total = key == "client_stats" and job.get("jobname") == AGGREGATE_JOBNAME
         (parsed.aggregate if client_total else parsed.jobs).extend(rows)
         parsed.percentiles += pcts
         parsed.bins += bins
+    parsed.snapshots = _snapshot_rows(objects, path)
+    parsed.steadystate = _steadystate_rows(jobs, f"{path}: {key}")
     parsed.meta = {
         "path": str(path),
         "fio_version": version,
-        "timestamp_ms": top.get("timestamp_ms") or (top.get("timestamp", 0) * 1000 or None),
-        "time": top.get("time"),
-        "global_options": top.get("global options") or {},
-        "job_options": [j.get("job options") or {} for j in jobs],
+        "timestamp_ms": _count(top, "timestamp_ms", top_where)
+        or _count(top, "timestamp", top_where, 1000)
+        or None,
+        "time": _text(top, "time", top_where),
+        "global_options": glob,
+        "job_options": job_options,
         "job_names": [j.get("jobname") for j in jobs],
         "job_hosts": [j.get("hostname") for j in jobs],
-        "job_start_ms": [j.get("job_start") for j in jobs],
+        "job_start_ms": job_starts,
         "hosts": sorted({j["hostname"] for j in jobs if j.get("hostname")}),
         "snapshots": len(objects),
-        "disk_util": top.get("disk_util") or [],
+        "disk_util": _disk_util(top, path),
     }
     return parsed
 
@@ -395,8 +596,4 @@ def read_fio_json(path: str | Path) -> FioJson:
     result; ``meta["snapshots"]`` counts them.
     """
     path = Path(path)
-    try:
-        raw = path.read_bytes()
-    except OSError as exc:
-        raise InputError(f"{path}: cannot read: {exc.strerror}") from None
-    return fio_frames([parse_fio_json(raw, path)])
+    return fio_frames([parse_fio_json(read_bytes(path), path)])

@@ -18,16 +18,20 @@ from ..io.text import read_text
 
 _DIGITS = re.compile(r"\d+", re.ASCII)
 _LONG_DOUBLE = re.compile(r"\d+\.\d{6}", re.ASCII)  # printf("%Lf")
+_MAX_DIGITS = 64  # 2^128 has 39 digits; with separators or "%Lf" decimals still under 64
 _GROUPED = re.compile(r"\d{1,3}([,.' \u00a0\u202f])\d{3}(?:\1\d{3})*", re.ASCII)
 
 
 def as_int(value: Any, where: str) -> int:
-    """An integer from any of nvme-cli's or smartctl's spellings; ``where`` names it in errors."""
-    if isinstance(value, int) and not isinstance(value, bool):
+    """An integer from any of nvme-cli's or smartctl's spellings; ``where`` names it in errors.
+
+    Values beyond 128 bits (the widest NVMe field) are refused; the range each field may take
+    is checked by :class:`~ssdlab.telemetry.record.SmartRecord`."""
+    if isinstance(value, int) and not isinstance(value, bool) and abs(value) < 2**128:
         return value
-    if isinstance(value, float) and value.is_integer():
+    if isinstance(value, float) and value.is_integer() and abs(value) < 2**128:
         return int(value)
-    if isinstance(value, str):
+    if isinstance(value, str) and len(value) <= _MAX_DIGITS:
         text = value.strip()
         if _DIGITS.fullmatch(text):
             return int(text)
@@ -56,9 +60,13 @@ def times(value: int | None, factor: int) -> int | None:
     return None if value is None else value * factor
 
 
-def text_or_none(value: Any) -> str | None:
-    """A stripped string, None for a missing or blank one."""
-    return (str(value).strip() or None) if value is not None else None
+def text_or_none(value: Any, where: str) -> str | None:
+    """A stripped string (a number as its text), None for a missing or blank one."""
+    if value is None:
+        return None
+    if not isinstance(value, (str, int, float)) or isinstance(value, bool):
+        raise InputError(f"{where}: expected a string, found {type(value).__name__}")
+    return str(value).strip() or None
 
 
 def parse_json(text: str, path: Path) -> Any:
@@ -72,6 +80,10 @@ def parse_json(text: str, path: Path) -> Any:
             f"{path}: truncated or malformed JSON at line {exc.lineno}, column {exc.colno}: "
             f"{exc.msg}"
         ) from None
+    except ValueError as exc:  # an integer of more than 4300 digits
+        raise InputError(f"{path}: malformed JSON: {exc}") from None
+    except RecursionError:
+        raise InputError(f"{path}: JSON nested too deeply") from None
 
 
 def load_json_object(path: str | Path, what: str, required: tuple[str, ...]) -> dict[str, Any]:

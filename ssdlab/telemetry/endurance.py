@@ -15,15 +15,12 @@ spec file (TOML or YAML) sits next to results, e.g.::
 
 from __future__ import annotations
 
-import tomllib
 from pathlib import Path
-from typing import Any
 
-import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 from ..errors import InputError
-from ..io.text import read_text
+from ..io.text import read_mapping
 from .record import SmartRecord
 
 TB = 10**12
@@ -46,7 +43,8 @@ def implied_pe_cycles(tbw: float, waf: float, raw_capacity_tb: float) -> float:
 
 
 class DriveSpec(BaseModel):
-    """A drive's endurance rating. Capacities in TB (10^12 bytes), TBW in TB, years.
+    """A drive's endurance rating. Capacities in TB (10^12 bytes), TBW in TB, years; every
+    number finite and positive (over-provisioning may be 0).
 
     Give ``rated_tbw`` or ``dwpd`` (both when the vendor states both), and optionally the raw
     NAND capacity as ``raw_capacity_tb`` or ``over_provisioning_percent`` (raw = capacity x
@@ -54,7 +52,7 @@ class DriveSpec(BaseModel):
     endurance is projected at (default: the rated DWPD x capacity).
     """
 
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    model_config = ConfigDict(extra="forbid", frozen=True, allow_inf_nan=False)
 
     model: str | None = None
     capacity_tb: float = Field(gt=0)
@@ -108,17 +106,13 @@ class DriveSpec(BaseModel):
 
 
 def load_drive_spec(path: str | Path) -> DriveSpec:
-    """Read a :class:`DriveSpec` from a ``.toml``, ``.yaml`` or ``.yml`` file."""
+    """Read a :class:`DriveSpec` from a ``.toml``, ``.yaml`` or ``.yml`` file; InputError
+    naming the file when it is unreadable, not valid, or not a valid spec."""
     path = Path(path)
-    if path.suffix not in {".toml", ".yaml", ".yml"}:
-        raise InputError(f"{path}: drive spec files are .toml, .yaml or .yml")
-    text = read_text(path)
     try:
-        data: Any = tomllib.loads(text) if path.suffix == ".toml" else yaml.safe_load(text)
-    except (tomllib.TOMLDecodeError, yaml.YAMLError) as exc:
-        raise InputError(f"{path}: not valid {path.suffix.lstrip('.').upper()}: {exc}") from None
-    if not isinstance(data, dict):
-        raise InputError(f"{path}: a drive spec must be a mapping (capacity_tb, dwpd, ...)")
+        data = read_mapping(path, "drive spec file")
+    except ValueError as exc:  # an integer of more than 4300 digits, which read_mapping passes on
+        raise InputError(f"{path}: not a drive spec file: {exc}") from None
     try:
         return DriveSpec.model_validate(data)
     except ValidationError as exc:

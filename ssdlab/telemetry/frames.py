@@ -33,8 +33,9 @@ from typing import TypeVar
 
 import polars as pl
 
+from ..errors import InputError
 from ..io import read_fio_json, read_fio_log
-from ..io.fio_json import FioJson
+from ..io.fio_json import INT64_MAX, FioJson
 from ..logs import find_job_logs, log_params
 from ..manifest import LOADABLE, Manifest, StepRecord
 from ..runner import FIO_JSON
@@ -49,7 +50,7 @@ from .endurance import (
 )
 from .power import efficiency, step_power
 from .power.steps import STEP_POWER_COLUMNS
-from .record import SmartRecord
+from .record import COUNTERS, SmartRecord
 from .snapshot import smart_delta, waf
 
 SMART_FIELDS = {
@@ -164,6 +165,16 @@ def _per_load(func: Callable[[Path, Manifest], T]) -> Callable[[Path, Manifest],
     return wrapper
 
 
+def _check_fits(snapshot: SmartRecord) -> None:
+    """InputError naming the capture of an integer too large for the frames' Int64 columns
+    (a 128-bit counter beyond 2^63 - 1: 9.2 EB, more than any drive writes)."""
+    for name in (*SMART_FIELDS, *COUNTERS):
+        value = getattr(snapshot, name)
+        if isinstance(value, int) and value > INT64_MAX:
+            where = Path(snapshot.path or "") / snapshot.origin.get(name, "")
+            raise InputError(f"{where}: {name} = {value} is beyond 2^63 - 1 bytes or counts")
+
+
 @_per_load
 def _snapshots(
     results_dir: Path, manifest: Manifest
@@ -175,6 +186,7 @@ def _snapshots(
         for phase in store.PHASES:
             snapshot = store.step_snapshot(step_dir, phase)
             if snapshot is not None:
+                _check_fits(snapshot)
                 when = captures.get(phase, {}).get("time")
                 found.append(
                     (record, phase, datetime.fromisoformat(when) if when else None, snapshot)
@@ -265,8 +277,8 @@ def step_windows(results_dir: Path, manifest: Manifest) -> pl.DataFrame:
                 "start_s": start,
                 "end_s": end,
                 "window_reason": window if isinstance(window, str) else None,
-                "iops": float(fio.jobs["iops"].sum()),
-                "bw_bytes_s": float(fio.jobs["bw_bytes_s"].sum()),
+                "iops": float(fio.jobs["iops"].sum()) if fio.jobs.height else 0.0,
+                "bw_bytes_s": float(fio.jobs["bw_bytes_s"].sum()) if fio.jobs.height else 0.0,
             }
         )
     return pl.DataFrame(rows, schema=WINDOW_SCHEMA)

@@ -2,13 +2,26 @@
 
 Units: bytes for sizes and byte counters, °C for temperature, hours, percent (``percent_used``
 is the NVMe "Percentage Used": 0 new, 100 at rated endurance, may exceed 100), watts.
+
+Values no drive can report are refused when a record is made, whichever reader made it: an
+:class:`~ssdlab.errors.InputError` names the file and the field. A capture holding one is
+damaged (or its sensor broken), and one wrong counter would spoil every WAF and wear figure
+computed from it, so the whole file is rejected rather than the value dropped. The windows:
+counters, sizes and ``average_erase_count`` 0 .. 2^128 - 1 (NVMe's widest fields);
+``percent_used`` 0 .. 255 (NVMe saturates it at 255); ``critical_warning`` 0 .. 255 (one
+byte of flags); ``temperature_c`` :data:`TEMPERATURE_RANGE_C`, -60 .. 200 °C, wider than any
+drive's operating or storage range (-273 °C is a sensor reporting 0 K); ``power_states_w``
+finite and >= 0.
 """
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, model_validator
+
+from ..errors import InputError
 
 #: bytes per NVMe data unit (one thousand 512-byte units)
 NVME_DATA_UNIT_BYTES = 512_000
@@ -25,6 +38,30 @@ COUNTERS = (
     "media_errors",
     "unsafe_shutdowns",
 )
+UINT128_MAX = 2**128 - 1  # NVMe's widest counters
+#: the temperatures (°C) a drive can report; anything outside is a broken sensor or file
+TEMPERATURE_RANGE_C = (-60.0, 200.0)
+_RANGES: dict[str, tuple[float, float]] = {
+    **dict.fromkeys(
+        (*COUNTERS, "capacity_bytes", "unallocated_bytes", "average_erase_count"), (0, UINT128_MAX)
+    ),
+    "percent_used": (0, 255),
+    "critical_warning": (0, 255),
+    "temperature_c": TEMPERATURE_RANGE_C,
+}
+
+
+def _check_ranges(data: dict[str, Any]) -> None:
+    """InputError naming the file and field of the first value outside its window."""
+    where = data.get("path") or "SMART record"
+    for name, (low, high) in _RANGES.items():
+        value = data.get(name)
+        if isinstance(value, (int, float)) and not low <= value <= high:
+            shown = repr(value) if len(repr(value)) <= 40 else f"{repr(value)[:37]}..."
+            raise InputError(f"{where}: {name} = {shown} is impossible (not {low} .. {high})")
+    for watts in data.get("power_states_w") or []:
+        if isinstance(watts, float) and not (math.isfinite(watts) and watts >= 0):
+            raise InputError(f"{where}: power_states_w: {watts!r} W is impossible")
 
 
 class SmartRecord(BaseModel):
@@ -63,3 +100,10 @@ class SmartRecord(BaseModel):
     raw: dict[str, Any] = Field(default_factory=dict, repr=False)
     origin: dict[str, str] = Field(default_factory=dict)
     conflicts: dict[str, dict[str, Any]] = Field(default_factory=dict)
+
+    @model_validator(mode="before")
+    @classmethod
+    def _physical(cls, data: Any) -> Any:
+        if isinstance(data, dict):
+            _check_ranges(data)
+        return data

@@ -28,7 +28,10 @@ import polars as pl
 
 from ..atomic import write_bytes_atomic, write_text_atomic
 from ..errors import InputError
+from ..io.text import read_text
+from ._values import parse_json
 from .power import PowerTrace
+from .power.trace import first_line
 from .record import SmartRecord
 from .snapshot import read_snapshot
 
@@ -68,26 +71,41 @@ def read_trace(results_dir: Path) -> pl.DataFrame | None:
     try:
         return pl.read_parquet(path)
     except (OSError, pl.exceptions.PolarsError) as exc:
-        raise InputError(f"{path}: unreadable power trace: {exc}") from None
+        raise InputError(f"{path}: unreadable power trace: {first_line(exc)}") from None
 
 
 def write_captures(step_dir: Path, phase: str, when: datetime, errors: list[str]) -> None:
     """Record when ``phase`` was captured and which commands failed."""
     path = step_dir / SMART_DIR / CAPTURES
-    done = json.loads(path.read_text()) if path.exists() else {}
+    done = read_captures(step_dir)
     done[phase] = {"time": when.isoformat(), "errors": errors}
     write_text_atomic(path, json.dumps(done, indent=2) + "\n")
 
 
 def read_captures(step_dir: Path) -> dict[str, Any]:
-    """``captures.json`` of a step: phase -> {time, errors}; empty without SMART captures."""
+    """``captures.json`` of a step: phase -> {time, errors}; empty without SMART captures;
+    InputError naming the file when it is not such a record."""
     path = step_dir / SMART_DIR / CAPTURES
     if not path.exists():
         return {}
+    captures = parse_json(read_text(path, "a capture record"), path)
+    if not isinstance(captures, dict) or not all(map(_valid_capture, captures.values())):
+        raise InputError(f"{path}: not a capture record (phase: {{time, errors}})")
+    return captures
+
+
+def _valid_capture(capture: Any) -> bool:
+    """Whether ``capture`` is ``{time, errors}`` with an ISO 8601 time (or none)."""
+    if not isinstance(capture, dict):
+        return False
+    when = capture.get("time")
+    if when is None:
+        return True
     try:
-        return json.loads(path.read_text())
-    except (OSError, json.JSONDecodeError) as exc:
-        raise InputError(f"{path}: unreadable capture record: {exc}") from None
+        datetime.fromisoformat(when)
+    except (TypeError, ValueError):
+        return False
+    return True
 
 
 def step_snapshot(step_dir: Path, phase: str) -> SmartRecord | None:

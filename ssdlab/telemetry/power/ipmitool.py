@@ -5,8 +5,9 @@ Each reading has ``Instantaneous power reading: N Watts`` (used as ``power_w``),
 can share a line, so fields are found by regex, not by line. A reading's time is a line of
 bare epoch seconds just before it (as ``date +%s.%N`` prints in a capture loop), else its IPMI
 timestamp (the BMC's clock: ``Thu Jan  1 00:00:00 1970`` before 1.8.19, ``10/12/23 13:29:17
-CEST`` after) when it is after 2000. Some BMCs report 0 W or 65535 W: such readings are dropped
-and counted in ``meta["dropped_invalid"]``; readings without a time in ``dropped_no_time``.
+CEST`` after) when it is after 2000. Some BMCs report 0 W or 65535 W: such readings (and
+numbers too long to be a time or a reading) are dropped and counted in
+``meta["dropped_invalid"]``; readings without a time in ``dropped_no_time``.
 """
 
 from __future__ import annotations
@@ -21,14 +22,16 @@ import polars as pl
 from ...errors import InputError
 from ...io.text import read_text
 from ..registry import Probe
-from .trace import PowerTrace
+from .trace import PowerTrace, drop_invalid
 
 NAME = "ipmitool_dcmi"
 INVALID_W = frozenset({0, 65535})
 _LABELS = r"Instantaneous|Minimum|Maximum|Average|IPMI timestamp|Sampling period|Power reading"
 _INSTANTANEOUS = r"Instantaneous power reading:\s*(?P<watts>\d+)\s*Watts"
 _TOKEN = re.compile(
-    _INSTANTANEOUS + rf"|IPMI timestamp:[ \t]*(?P<stamp>\S.*?)(?=[ \t]+(?:{_LABELS})|[ \t]*$)"
+    # the words up to the next label or the end of the line; possessive [ \t]++ keeps a long
+    # run of spaces linear
+    _INSTANTANEOUS + rf"|IPMI timestamp:[ \t]*+(?P<stamp>\S+(?:[ \t]++(?!{_LABELS})\S+)*)"
     r"|Sampling period:\s*(?P<period>\d+)\s*Seconds"
     r"|^[ \t]*(?P<epoch>\d{9,}(?:\.\d+)?)[ \t]*$",
     re.MULTILINE,
@@ -96,16 +99,18 @@ def read_ipmitool_dcmi(path: str | Path, *, tz: str | None = None) -> PowerTrace
         raise InputError(f"{path}: no 'Instantaneous power reading' in file")
     valid = [r for r in readings if r["watts"] not in INVALID_W]
     timed = [r for r in valid if r["time"] is not None]
-    frame = pl.DataFrame(
-        {"time_s": [r["time"] for r in timed], "power_w": [r["watts"] for r in timed]},
-        schema={"time_s": pl.Float64, "power_w": pl.Float64},
-    ).sort("time_s")
+    frame, overflowed = drop_invalid(
+        pl.DataFrame(
+            {"time_s": [r["time"] for r in timed], "power_w": [r["watts"] for r in timed]},
+            schema={"time_s": pl.Float64, "power_w": pl.Float64},
+        )
+    )
     meta = {
         "path": str(path),
         "source": NAME,
         "readings": len(readings),
         "samples": frame.height,
-        "dropped_invalid": len(readings) - len(valid),
+        "dropped_invalid": len(readings) - len(valid) + overflowed,
         "dropped_no_time": len(valid) - len(timed),
         "sampling_period_s": sorted({r["period"] for r in readings if r["period"] is not None}),
     }

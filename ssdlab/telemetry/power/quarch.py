@@ -6,7 +6,7 @@ Header: ``Time us`` (µs since stream start; ``s``/``ms``/``ns`` also accepted),
 a quantity word before the unit (``12V Voltage mV``, ``Tot Power uW``) is not part of it.
 Times become epoch seconds from ``start_epoch_s``, or from a line before the header such as
 ``Start time: 1700000000.5`` or ``Start time: 2023-11-14T22:13:20+00:00`` (epoch seconds or
-ISO 8601 with a UTC offset).
+ISO 8601 with a UTC offset); the header must be within the first 64 KiB.
 
 Output: ``time_s``, ``power_w`` (``Tot`` when present, else the sum over channels of their
 power, or of voltage x current); for one channel also ``voltage_v``/``current_a``; for several,
@@ -16,6 +16,7 @@ non-alphanumerics as ``_``).
 
 from __future__ import annotations
 
+import math
 import re
 from datetime import datetime
 from pathlib import Path
@@ -23,15 +24,18 @@ from pathlib import Path
 import polars as pl
 
 from ...errors import InputError
+from ...io.text import read_bytes
 from ..registry import Probe
 from .trace import PowerTrace, make_trace, read_csv, scaled, unit_scale
 
 NAME = "quarch"
 _HEADER = re.compile(r"^Time (s|ms|us|ns)\s*,", re.MULTILINE)
-_START = re.compile(r"^\s*start(?:[ _]time)?\s*[:,=]\s*(.+?)\s*$", re.IGNORECASE)
+# possessive \s*+ and a lookbehind keep these linear on long runs of spaces
+_START = re.compile(r"^\s*start(?:[ _]time)?\s*[:,=]\s*+(.*\S)\s*$", re.IGNORECASE)
 _BASE = {"V": "voltage_v", "A": "current_a", "W": "power_w"}
-_QUANTITY_WORD = re.compile(r"\s+(?:voltage|current|power)$", re.IGNORECASE)
+_QUANTITY_WORD = re.compile(r"(?<!\s)\s+(?:voltage|current|power)$", re.IGNORECASE)
 TOTAL_CHANNEL = "Tot"
+_PREAMBLE_BYTES = 64 * 1024
 
 
 def sniff(probe: Probe) -> bool:
@@ -40,9 +44,13 @@ def sniff(probe: Probe) -> bool:
 
 def _epoch(text: str, where: str) -> float:
     try:
-        return float(text)
+        epoch = float(text)
     except ValueError:
         pass
+    else:
+        if not math.isfinite(epoch):
+            raise InputError(f"{where}: start time {text!r} is not a time")
+        return epoch
     try:
         when = datetime.fromisoformat(text)
     except ValueError:
@@ -57,17 +65,17 @@ def _epoch(text: str, where: str) -> float:
 def _preamble(path: Path) -> tuple[int, float | None]:
     """The header's line index and the start time found above it, if any."""
     start = None
-    try:
-        with path.open(encoding="utf-8", errors="replace") as fh:
-            for index, line in enumerate(fh):
-                if _HEADER.match(line):
-                    return index, start
-                m = _START.match(line)
-                if m:
-                    start = _epoch(m.group(1), f"{path}: line {index + 1}")
-    except OSError as exc:
-        raise InputError(f"{path}: cannot read: {exc.strerror}") from None
-    raise InputError(f"{path}: no Quarch header line starting with 'Time us,'")
+    head = read_bytes(path, _PREAMBLE_BYTES).decode("utf-8", errors="replace")
+    for index, line in enumerate(head.split("\n")):  # lines as polars counts them
+        if _HEADER.match(line):
+            return index, start
+        m = _START.match(line)
+        if m:
+            start = _epoch(m.group(1), f"{path}: line {index + 1}")
+    raise InputError(
+        f"{path}: no Quarch header line starting with 'Time us,' in its first "
+        f"{_PREAMBLE_BYTES >> 10} KiB"
+    )
 
 
 def _slug(channel: str) -> str:
@@ -86,6 +94,8 @@ def read_quarch_csv(path: str | Path, start_epoch_s: float | None = None) -> Pow
         )
     frame = read_csv(path, skip_rows=header_index)
     time_col, *value_cols = frame.columns
+    if not _HEADER.match(f"{time_col},"):
+        raise InputError(f"{path}: line {header_index + 1}: cannot read the Quarch header")
     channels: dict[str, dict[str, pl.Expr]] = {}
     for col in value_cols:
         channel, _, unit = col.strip().rpartition(" ")

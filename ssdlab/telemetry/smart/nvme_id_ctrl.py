@@ -48,9 +48,9 @@ def read_nvme_id_ctrl(path: str | Path) -> SmartRecord:
     return SmartRecord(
         source=NAME,
         path=where,
-        model=text_or_none(doc["mn"]),
-        serial=text_or_none(doc["sn"]),
-        firmware=text_or_none(doc["fr"]),
+        model=text_or_none(doc["mn"], f"{where}: mn"),
+        serial=text_or_none(doc["sn"], f"{where}: sn"),
+        firmware=text_or_none(doc["fr"], f"{where}: fr"),
         capacity_bytes=get_int(doc, "tnvmcap", where) or None,
         unallocated_bytes=get_int(doc, "unvmcap", where),
         power_states_w=[_watts(p, f"{where}: psds[{i}]") for i, p in enumerate(psds)],

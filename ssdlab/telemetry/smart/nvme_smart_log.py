@@ -41,7 +41,7 @@ def read_nvme_smart_log(path: str | Path) -> SmartRecord:
         host_bytes_written=times(get_int(doc, "data_units_written", where), NVME_DATA_UNIT_BYTES),
         host_bytes_read=times(get_int(doc, "data_units_read", where), NVME_DATA_UNIT_BYTES),
         percent_used=get_int(doc, "percent_used", where),
-        temperature_c=None if kelvin is None else float(kelvin - 273),
+        temperature_c=None if kelvin is None else kelvin - 273,
         power_on_hours=get_int(doc, "power_on_hours", where),
         media_errors=get_int(doc, "media_errors", where),
         unsafe_shutdowns=get_int(doc, "unsafe_shutdowns", where),

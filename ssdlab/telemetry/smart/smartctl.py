@@ -163,10 +163,11 @@ def read_smartctl(path: str | Path) -> SmartRecord:
     elif "ata_smart_attributes" in doc:
         fields = _ata_fields(doc, where)
     else:
+        messages = _obj(doc, "smartctl", where).get("messages")
         said = "; ".join(
             str(m.get("string"))
-            for m in _obj(doc, "smartctl", where).get("messages") or []
-            if isinstance(m, dict)
+            for m in (messages if isinstance(messages, list) else [])
+            if isinstance(m, dict) and isinstance(m.get("string"), str)
         )
         raise InputError(
             f"{where}: smartctl JSON without ata_smart_attributes or "
@@ -177,9 +178,9 @@ def read_smartctl(path: str | Path) -> SmartRecord:
     return SmartRecord(
         source=NAME,
         path=where,
-        model=text_or_none(doc.get("model_name")),
-        serial=text_or_none(doc.get("serial_number")),
-        firmware=text_or_none(doc.get("firmware_version")),
+        model=text_or_none(doc.get("model_name"), f"{where}: model_name"),
+        serial=text_or_none(doc.get("serial_number"), f"{where}: serial_number"),
+        firmware=text_or_none(doc.get("firmware_version"), f"{where}: firmware_version"),
         raw=doc,
         **fields,
     )
