@@ -25,7 +25,6 @@ import polars as pl
 from .catalog import find_results
 from .errors import InputError, SsdlabError
 from .manifest import MANIFEST, Manifest
-from .report.execute import KernelStartError
 from .resources import notebook_path
 from .review import (
     Section,
@@ -41,7 +40,6 @@ INDEX_NOTEBOOK = "batch_index"
 INDEX = "index.html"
 COMPARISON = "comparison"
 DEFAULT_JOBS = max(1, min(4, os.cpu_count() or 1))
-KERNEL_ATTEMPTS = 2
 
 
 @dataclass(frozen=True)
@@ -66,7 +64,6 @@ class ReportOutcome:
     job: ReportJob
     error: str | None = None
     seconds: float = 0.0
-    attempts: int = 1
     pdf: Path | None = None
     figures: list[Path] = field(default_factory=list)
 
@@ -98,7 +95,6 @@ class ReportOutcome:
             "charts": len(self.figures) // 2,
             "error": self.error,
             "seconds": round(self.seconds, 1),
-            "attempts": self.attempts,
         }
 
 
@@ -109,25 +105,20 @@ def _render_html(job: ReportJob) -> Path:
 
 
 def render(job: ReportJob, *, pdf: bool = False, figures_dir: Path | None = None) -> ReportOutcome:
-    """Render one report (kernel start retried once), then its PDF and figures on request.
+    """Render one report (a kernel that does not start or is killed is retried once by
+    :func:`~ssdlab.report.render_report`), then its PDF and figures on request.
 
     Errors a user can act on end up in the outcome; nothing is raised for them.
     """
     from .report import chromium, export_figures
 
     start = time.monotonic()
-    error = None
-    for attempt in range(1, KERNEL_ATTEMPTS + 1):
-        try:
-            _render_html(job)
-            error = None
-            break
-        except KernelStartError as exc:
-            error = f"{exc} (attempt {attempt} of {KERNEL_ATTEMPTS})"
-        except SsdlabError as exc:
-            error = str(exc)
-            break
-    outcome = ReportOutcome(job, error=error, attempts=attempt)
+    try:
+        _render_html(job)
+        error = None
+    except SsdlabError as exc:
+        error = str(exc)
+    outcome = ReportOutcome(job, error=error)
     if outcome.ok:
         try:
             if pdf:

@@ -110,7 +110,6 @@ def test_failure_is_listed_and_the_rest_renders(
     exec(injected.source, namespace)
     reports = {r["name"]: r for r in namespace["reports"]}
     assert sorted(reports) == ["broken", "comparison", "good", "vendor-imported"]
-    assert sorted(r["attempts"] for r in reports.values()) == [1, 1, 1, 2]  # one retried start
     comparison = nbformat.read(out / "comparison.executed.ipynb", as_version=4)
     assert "broken" not in comparison.cells[1].source and "good" in comparison.cells[1].source
 

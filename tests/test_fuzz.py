@@ -294,7 +294,7 @@ def test_negative_histogram_count_is_refused(hist_log: Path, scratch: Path) -> N
         ("d.toml", b"capacity_tb = nan\nwarranty_years = 5\ndwpd = 1\n", r"capacity_tb: Input"),
         ("d.yaml", b"capacity_tb: &c 4\nwarranty_years: *c\ndwpd: 1\n", r"YAML aliases"),
         ("d.yaml", b"model: \xff\ncapacity_tb: 4\n", r"not UTF-8 text"),
-        ("d.yaml", b"a: " + b"[" * 1000 + b"]" * 1000 + b"\n", r"nested too deeply"),
+        ("d.yaml", b"a: " + b"[" * 1000 + b"]" * 1000 + b"\n", r"nested (too|deeper)"),
     ],
 )
 def test_drive_spec_files(scratch: Path, name: str, content: bytes, message: str) -> None:

@@ -306,6 +306,9 @@ def test_bad_set_values_blame_the_parameter(tmp_path: Path, setting: str, expect
         ("latin1.toml", 'name = "caf\xe9"\n'.encode("latin-1"), "not UTF-8"),
         ("bomb.yaml", ALIAS_BOMB, "YAML aliases"),
         ("deep.toml", b"x = " + b"[" * 100_000 + b"]" * 100_000 + b"\n", "nested too deeply"),
+        ("deep.yaml", b"x: " + b"[" * 200_000 + b"\n", "nested deeper than 32 levels"),
+        ("digits.toml", b"x = " + b"9" * 5000 + b"\n", "not valid TOML"),
+        ("digits.yaml", b"x: " + b"9" * 5000 + b"\n", "not valid YAML"),
     ],
 )
 def test_hostile_suite_files_give_one_line(

@@ -20,6 +20,8 @@ from ..errors import InputError
 
 #: The largest TOML/YAML file :func:`read_mapping` takes (suites and drive specs are a few KB).
 MAX_MAPPING_BYTES = 1 << 20
+#: The deepest nesting of lists and tables :func:`read_mapping` takes (suites use 3 or 4).
+MAX_DEPTH = 32
 _KINDS = {
     stat.S_ISDIR: "a directory",
     stat.S_ISFIFO: "a FIFO",
@@ -56,14 +58,22 @@ def read_text(path: Path, what: str = "a text file") -> str:
     return raw.decode("utf-8", errors="replace")
 
 
-def _refuse_aliases(text: str, path: Path) -> None:
+def _check_yaml_events(text: str, path: Path) -> None:
+    """Refuse YAML aliases and nesting deeper than :data:`MAX_DEPTH`, stopping at the first
+    (PyYAML takes seconds per thousand levels, so depth is judged before it builds anything)."""
+    depth = 0
     for event in yaml.parse(text, Loader=yaml.SafeLoader):
         if isinstance(event, yaml.AliasEvent):
-            mark = event.start_mark
             raise InputError(
-                f"{path}:{mark.line + 1}: YAML aliases (*{event.anchor}) are not supported; "
-                "write the value out"
+                f"{path}:{event.start_mark.line + 1}: YAML aliases (*{event.anchor}) are not "
+                "supported; write the value out"
             )
+        if isinstance(event, yaml.CollectionStartEvent):
+            depth += 1
+            if depth > MAX_DEPTH:
+                raise InputError(f"{path}: nested deeper than {MAX_DEPTH} levels")
+        elif isinstance(event, yaml.CollectionEndEvent):
+            depth -= 1
 
 
 def read_mapping(path: Path, what: str) -> dict[str, Any]:
@@ -85,10 +95,10 @@ def read_mapping(path: Path, what: str) -> dict[str, Any]:
         if kind == "TOML":
             data: Any = tomllib.loads(text)
         else:
-            _refuse_aliases(text, path)
+            _check_yaml_events(text, path)
             data = yaml.safe_load(text)
-    except (tomllib.TOMLDecodeError, yaml.YAMLError) as exc:
-        detail = " ".join(str(exc).split())
+    except (tomllib.TOMLDecodeError, yaml.YAMLError, ValueError) as exc:  # ValueError: an
+        detail = " ".join(str(exc).split())  # integer of more digits than Python converts
         raise InputError(f"{path}: not valid {kind}: {detail}") from None
     except RecursionError:
         raise InputError(f"{path}: nested too deeply, not a {what}") from None
