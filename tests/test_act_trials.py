@@ -34,7 +34,9 @@ CAPPED = FioSettings(
     small_read_jobs=1,
     ioengine="null",
     fio_options={"thinktime": "2000"},
-    max_lag_s=0.05,
+    # 1x must pass even when a loaded machine delays fio by tens of ms; 4x asks 800 reads/s
+    # of at most 500/s, so its lag passes 0.2 s within the first second: 0.375 s x t
+    max_lag_s=0.2,
 )
 
 
