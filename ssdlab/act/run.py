@@ -188,6 +188,7 @@ class ActRunner:
                 ioengine=settings.ioengine,
                 direct=self.manifest.target.direct_supported,
                 options=settings.fio_options,
+                allow_fio_options=settings.allowed_fio_options,
             )
         except ValueError as exc:
             raise SsdlabError(f"{load:g}x load: {exc}") from None

@@ -32,8 +32,9 @@ import numpy as np
 import polars as pl
 from pydantic import BaseModel, Field, ValidationError
 
+from .. import fio_options
 from ..atomic import write_text_atomic
-from ..errors import InputError
+from ..errors import InputError, SuiteError
 from ..io import read_fio_json
 from ..io.text import read_bytes
 from ..logs import find_job_logs, job_options
@@ -84,7 +85,14 @@ class FioSettings(BaseModel):
     small_read_jobs: int | None = None
     ioengine: str = "psync"
     fio_options: dict[str, str] = Field(default_factory=dict)
+    allowed_fio_options: list[str] = Field(default_factory=list)  # --allow-fio-option
     max_lag_s: float = Field(ge=0)
+
+    def model_post_init(self, _: Any) -> None:
+        """Refused before anything runs, as a suite's options are (:mod:`ssdlab.fio_options`)."""
+        if problem := fio_options.ioengine_problem(self.ioengine, self.allowed_fio_options):
+            raise SuiteError(problem)
+        fio_options.check_options(self.fio_options, self.allowed_fio_options, "--fio-option")
 
 
 class Trial(BaseModel):

@@ -81,6 +81,14 @@ FioOptions = Annotated[
     list[str] | None,
     typer.Option("--fio-option", help="Further fio option for every job: name=value (repeatable)."),
 ]
+AllowFioOption = Annotated[
+    list[str] | None,
+    typer.Option(
+        "--allow-fio-option",
+        help="Let --fio-option or --ioengine use this guarded fio option or engine (e.g. "
+        "ioengine); see the README's safety rules (repeatable).",
+    ),
+]
 MaxLag = Annotated[
     float | None,
     typer.Option(help="Seconds a job may fall behind its rate (default: max-lag-sec, 10)."),
@@ -127,6 +135,7 @@ def _runner(
     small_read_jobs: int | None,
     ioengine: str,
     fio_option: list[str] | None,
+    allow_fio_option: list[str] | None,
     max_lag: float | None,
 ) -> tuple[ActRunner, FioSettings, int, int]:
     """The runner for OUT, the trials' settings, duration and slice (seconds)."""
@@ -143,6 +152,7 @@ def _runner(
         small_read_jobs=small_read_jobs,
         ioengine=ioengine,
         fio_options=_pairs(fio_option, "--fio-option"),
+        allowed_fio_options=sorted(set(allow_fio_option or ())),
         max_lag_s=config.max_lag_sec if max_lag is None else max_lag,
     )
     runner = ActRunner(
@@ -173,6 +183,7 @@ def run(
     small_read_jobs: SmallReadJobs = None,
     ioengine: IoEngine = "psync",
     fio_option: FioOptions = None,
+    allow_fio_option: AllowFioOption = None,
     max_lag: MaxLag = None,
 ) -> None:
     """Run one ACT trial at LOAD x and judge it slice by slice (exit 1 unless it passes).
@@ -195,6 +206,7 @@ def run(
         small_read_jobs=small_read_jobs,
         ioengine=ioengine,
         fio_option=fio_option,
+        allow_fio_option=allow_fio_option,
         max_lag=max_lag,
     )
     with runner:
@@ -227,6 +239,7 @@ def score(
     small_read_jobs: SmallReadJobs = None,
     ioengine: IoEngine = "psync",
     fio_option: FioOptions = None,
+    allow_fio_option: AllowFioOption = None,
     max_lag: MaxLag = None,
 ) -> None:
     """Find the drive's ACT score, the highest load that passes, with few trials."""
@@ -245,6 +258,7 @@ def score(
         small_read_jobs=small_read_jobs,
         ioengine=ioengine,
         fio_option=fio_option,
+        allow_fio_option=allow_fio_option,
         max_lag=max_lag,
     )
     with runner:

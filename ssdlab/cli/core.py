@@ -63,8 +63,8 @@ def run(
         list[str] | None,
         typer.Option(
             "--allow-fio-option",
-            help="Let the suite's steps use this guarded fio option, e.g. allow_mounted_write "
-            "(repeatable).",
+            help="Let the suite's steps use this guarded fio option or engine (e.g. exec_prerun, "
+            "ioengine); see the README's safety rules (repeatable).",
         ),
     ] = None,
     on_error: Annotated[
