@@ -15,6 +15,7 @@ import os
 from collections.abc import Iterator
 from pathlib import Path
 
+from .atomic import write_error
 from .errors import SsdlabError
 
 LOCK_FILE = ".ssdlab.lock"
@@ -26,9 +27,12 @@ def results_lock(directory: Path, what: str) -> Iterator[None]:
     ``"import"``) writes to it; SsdlabError naming the holder when another process has it."""
     try:
         directory.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise write_error(directory, exc) from None
+    try:
         fd = os.open(directory / LOCK_FILE, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o644)
     except OSError as exc:
-        raise SsdlabError(f"{directory}: cannot use it as a results directory: {exc.strerror}")
+        raise write_error(directory / LOCK_FILE, exc) from None
     try:
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)

@@ -7,9 +7,7 @@ results on disk: a step's results count only once the manifest marks it ``ok`` (
 
 from __future__ import annotations
 
-import errno
 import json
-import os
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, Literal
@@ -17,7 +15,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, Field, ValidationError
 
 from .atomic import write_text_atomic
-from .errors import InputError, SsdlabError
+from .errors import InputError
 from .io.text import read_bytes
 from .suite import Step
 from .sysinfo import HostInfo
@@ -29,21 +27,6 @@ LOADABLE: tuple[StepStatus, ...] = ("ok", "interrupted")
 
 def now() -> datetime:
     return datetime.now(UTC)
-
-
-def mount_point(path: str | Path) -> Path:
-    """The mount point of the file system holding ``path`` (or its nearest existing parent)."""
-    here = Path(os.path.realpath(path))
-    while not here.exists() or not os.path.ismount(here):
-        here = here.parent
-    return here
-
-
-def write_error(path: str | Path, exc: OSError) -> SsdlabError:
-    """One line for a failed write: a full file system is named by its mount point."""
-    if exc.errno == errno.ENOSPC:
-        return SsdlabError(f"no space left on {mount_point(path)} while writing {path}")
-    return SsdlabError(f"{path}: cannot write: {exc.strerror or exc}")
 
 
 class TargetInfo(BaseModel):
@@ -106,11 +89,7 @@ class Manifest(BaseModel):
 
     def save(self, results_dir: Path) -> None:
         """Replace ``manifest.json`` atomically; SsdlabError (one line) when it cannot."""
-        path = results_dir / MANIFEST
-        try:
-            write_text_atomic(path, self.model_dump_json(indent=2) + "\n")
-        except OSError as exc:
-            raise write_error(path, exc) from None
+        write_text_atomic(results_dir / MANIFEST, self.model_dump_json(indent=2) + "\n")
 
     @classmethod
     def load(cls, results_dir: Path) -> Manifest:

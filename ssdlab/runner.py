@@ -37,6 +37,7 @@ from rich.console import Console
 
 from . import __version__
 from .analysis.steady_state import steady_round
+from .atomic import write_error
 from .errors import InputError, SsdlabError
 from .fio import (
     FioOutcome,
@@ -49,7 +50,7 @@ from .fio import (
 )
 from .io import read_fio_json
 from .lock import results_lock
-from .manifest import MANIFEST, Manifest, StepRecord, TargetInfo, now, write_error
+from .manifest import MANIFEST, Manifest, StepRecord, TargetInfo, now
 from .progress import RunDisplay
 from .suite import Rounds, Step, Suite
 from .sysinfo import host_info

@@ -10,9 +10,10 @@ import stat
 import subprocess
 from pathlib import Path
 
+from .atomic import write_error
 from .devices import check_readable, check_writable
 from .errors import SsdlabError
-from .manifest import TargetInfo, write_error
+from .manifest import TargetInfo
 
 TEMP_TARGET = "target.tmp"
 MIN_FILE_BYTES = 16 * 2**20
