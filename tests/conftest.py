@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import os
 import shutil
 import subprocess
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -74,3 +76,83 @@ def tiny_run(tiny_suite: Path, tmp_path_factory: pytest.TempPathFactory) -> Path
 def artifacts() -> Path:
     ARTIFACTS.mkdir(parents=True, exist_ok=True)
     return ARTIFACTS
+
+
+# Loop devices: only those attached here (to images under tmp_path) are ever checked, mounted
+# or detached; the teardown unmounts and detaches them even when a test fails.
+IMAGE_BYTES = 64 * 1024 * 1024
+
+
+def _loop_support() -> str | None:
+    """Why loop devices cannot be used here, or None."""
+    if os.geteuid() != 0:
+        return "loop-device tests need root (losetup, mount)"
+    if shutil.which("losetup") is None:
+        return "losetup is not installed"
+    probe = subprocess.run(["losetup", "--find"], capture_output=True, text=True, check=False)
+    if probe.returncode != 0:
+        return f"losetup cannot find a free loop device: {probe.stderr.strip()}"
+    return None
+
+
+needs_loop = pytest.mark.skipif(_loop_support() is not None, reason=str(_loop_support()))
+
+
+def sh(*args: str | Path) -> str:
+    proc = subprocess.run([str(a) for a in args], capture_output=True, text=True, check=False)
+    assert proc.returncode == 0, f"{' '.join(map(str, args))}: {proc.stderr}"
+    return proc.stdout.strip()
+
+
+class Loops:
+    """Attaches loop devices to images in a directory; ``cleanup`` undoes everything."""
+
+    def __init__(self, directory: Path) -> None:
+        self.directory = directory
+        self.attached: list[tuple[str, Path]] = []
+        self.mounted: list[Path] = []
+
+    def image(self, name: str) -> Path:
+        path = self.directory / f"{name}.img"
+        with path.open("wb") as f:
+            f.truncate(IMAGE_BYTES)
+        return path
+
+    def attach(self, image: Path, *options: str) -> str:
+        device = sh("losetup", "--find", "--show", *options, image)
+        self.attached.append((device, image))
+        return device
+
+    def blank(self, *options: str) -> str:
+        return self.attach(self.image(f"blank{len(self.attached)}"), *options)
+
+    def mount(self, device: str) -> Path:
+        target = self.directory / f"mnt{len(self.mounted)}"
+        target.mkdir()
+        sh("mount", device, target)
+        self.mounted.append(target)
+        return target
+
+    def cleanup(self) -> None:
+        for target in reversed(self.mounted):
+            if subprocess.run(["mountpoint", "-q", target], check=False).returncode == 0:
+                subprocess.run(["umount", target], check=False)
+        for device, image in reversed(self.attached):
+            # detach only while the device still backs our image
+            back = subprocess.run(
+                ["losetup", "--list", "--noheadings", "--output", "BACK-FILE", device],
+                capture_output=True,
+                text=True,
+                check=False,
+            ).stdout.strip()
+            if back == str(image.resolve()):
+                subprocess.run(["losetup", "--detach", device], check=False)
+
+
+@pytest.fixture
+def loops(tmp_path: Path) -> Iterator[Loops]:
+    created = Loops(tmp_path)
+    try:
+        yield created
+    finally:
+        created.cleanup()

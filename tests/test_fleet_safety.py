@@ -12,7 +12,7 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
-from test_devices import IMAGE_BYTES, Loops, needs_loop, sh
+from conftest import IMAGE_BYTES, Loops, needs_loop, sh
 from test_fleet import Server, _wait_for, fio_servers
 
 import ssdlab
@@ -55,15 +55,6 @@ def writes(tmp_path: Path) -> Suite:
 @pytest.fixture
 def reads(tmp_path: Path) -> Suite:
     return _suite(tmp_path, "read")
-
-
-@pytest.fixture
-def loops(tmp_path: Path) -> Iterator[Loops]:
-    created = Loops(tmp_path)
-    try:
-        yield created
-    finally:
-        created.cleanup()
 
 
 def _digest(path: str | Path) -> str:

@@ -8,12 +8,10 @@ import hashlib
 import json
 import re
 import subprocess
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from conftest import ssdlab_cli
-from test_devices import Loops, needs_loop, sh
+from conftest import Loops, needs_loop, sh, ssdlab_cli
 
 from ssdlab import fio_options
 from ssdlab.act.workload import ActConfig, fio_jobs
@@ -42,15 +40,6 @@ ALIAS_BOMB = (
     "a: &a [x, x, x, x, x, x, x, x, x]\n"
     + "".join(f"{chr(98 + i)}: &{chr(98 + i)} [*{chr(97 + i)}]\n" for i in range(20))
 ).encode()
-
-
-@pytest.fixture
-def loops(tmp_path: Path) -> Iterator[Loops]:
-    created = Loops(tmp_path)
-    try:
-        yield created
-    finally:
-        created.cleanup()
 
 
 def suite_file(tmp_path: Path, step: str, name: str = "s.toml", head: str = SUITE) -> Path:

@@ -23,9 +23,7 @@ from pathlib import Path
 
 import polars as pl
 import pytest
-import test_devices
-from conftest import ssdlab_cli
-from test_devices import Loops, needs_loop
+from conftest import Loops, needs_loop, ssdlab_cli
 
 from ssdlab.errors import InputError, SsdlabError
 from ssdlab.manifest import Manifest, StepRecord, TargetInfo
@@ -36,7 +34,6 @@ from ssdlab.telemetry.power import CommandSampler, PowerTrace
 FIXTURES = Path(__file__).parent / "fixtures" / "telemetry" / "run"
 UNIT = 32 * 2**20  # bytes per Host_Writes_32MiB / NAND_Writes_32MiB unit
 WATTS = 7.25
-loops = test_devices.loops  # the fixture attaching loop devices to images in tmp_path
 
 SUITE = """
 name = "two-steps"

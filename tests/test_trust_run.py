@@ -17,10 +17,9 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
-from conftest import ssdlab_cli
+from conftest import Loops, needs_loop, ssdlab_cli
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from test_devices import Loops, needs_loop
 
 import ssdlab
 from ssdlab.errors import InputError, SsdlabError
@@ -54,15 +53,6 @@ def write_suite(directory: Path, steps: str, defaults: str = "", name: str = "t"
 TWO_STEPS = (
     '[[steps]]\nname = "first"\nrw = "randread"\n[[steps]]\nname = "second"\nrw = "randwrite"\n'
 )
-
-
-@pytest.fixture
-def loops(tmp_path: Path) -> Iterator[Loops]:
-    created = Loops(tmp_path)
-    try:
-        yield created
-    finally:
-        created.cleanup()
 
 
 @pytest.fixture
