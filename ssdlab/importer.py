@@ -7,13 +7,19 @@ histogram logs. Each JSON result becomes a step; its logs are found through the 
 naming every source file and the tidy frames as Parquet under ``frames/``, so
 :func:`ssdlab.load`, ``ssdlab summary`` and ``ssdlab report`` treat it like a native run.
 
-Files whose names are not fio log names are read first. Each JSON result among them is
-parsed and its iops/bw/clat logs are read at once; every :data:`BATCH_BYTES` of logs go
-to a worker thread that parses them and sums the time series (polars releases the GIL)
-while the main thread reads on, and their bytes are then dropped. The slat/lat and
-histogram logs a result names are only checked to be logs: nothing is imported from them.
-Files with log names that no result names are read last, only to say what they are; a
-JSON result among them (a result saved under a log's name) is numbered after the others.
+Only regular files are opened (a FIFO or ``/dev/zero`` under a tree would hang or fill
+memory), a directory that cannot be read or a name that is not UTF-8 is skipped with the
+reason, and the output directory is locked (:func:`~ssdlab.lock.results_lock`) while the
+import writes it. Files whose names are not fio log names are read first. Each JSON
+result among them is parsed and its iops/bw/clat logs are read at once; every
+:data:`BATCH_BYTES` of logs go to a worker thread that parses them and sums the time
+series (polars releases the GIL) while the main thread reads on (at most :data:`PENDING`
+batches ahead), and their bytes are then dropped. A per-I/O log too large to keep is read
+by the worker a chunk at a time and summed per millisecond
+(:func:`~ssdlab.io.fio_log.per_io_sums`). The slat/lat and histogram logs a result names
+are only checked to be logs: nothing is imported from them. Files with log names that no
+result names are read last, only to say what they are; a JSON result among them (a result
+saved under a log's name) is numbered after the others.
 """
 
 from __future__ import annotations
@@ -23,8 +29,9 @@ import os
 import re
 import secrets
 import shutil
+import stat
 from collections.abc import Callable, Iterable
-from concurrent.futures import Future, ThreadPoolExecutor
+from concurrent.futures import Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -36,6 +43,8 @@ from .errors import InputError
 from .io.fio_hist import GROUPS
 from .io.fio_json import FioJson, FioRows, fio_frames, parse_fio_json
 from .io.fio_log import LOG_ROW, log_problem
+from .io.text import read_bytes
+from .lock import results_lock
 from .logs import (
     TIMESERIES_KINDS,
     JobLog,
@@ -52,6 +61,7 @@ SNIFF_BYTES = 8192
 FIRST_READ = 2**16  # one read() takes a file this small whole
 KEEP_BYTES = 64 * 2**20  # files up to this size are kept from one read; larger: read again
 BATCH_BYTES = 16 * 2**20  # log bytes per batch of time series
+PENDING = 2  # batches read ahead of the worker
 HIST_MIN_COLUMNS = 3 + GROUPS[2]  # the coarsest histogram log (fio 2.x, coarseness 6)
 NO_RESULT_NAMES = "fio log that no imported JSON result names (write_*_log prefix)"
 
@@ -62,7 +72,12 @@ class Skipped:
     reason: str
 
     def __str__(self) -> str:
-        return f"{self.path}: {self.reason}"
+        return f"{_shown(str(self.path))}: {self.reason}"
+
+
+def _shown(path: str) -> str:
+    """A path as it can be printed: bytes of a name that is not UTF-8 as ``\\xNN``."""
+    return path.encode(errors="surrogateescape").decode(errors="backslashreplace")
 
 
 @dataclass
@@ -98,19 +113,30 @@ def _why_not(head: bytes) -> str:
     return "not fio output (no fio JSON result or log rows)"
 
 
-def _walk(paths: Iterable[Path]) -> list[str]:
-    """Every file under ``paths``, as strings (cheaper than Path objects by the ten thousand)."""
+def _walk(paths: Iterable[Path], out: Path) -> tuple[list[str], dict[str, str]]:
+    """Every file under ``paths`` but the results directory ``out``, as strings (cheaper
+    than Path objects by the ten thousand), and the paths left out with why: directories
+    that cannot be read, names that are not UTF-8 (nothing could name them in the results)."""
     files: list[str] = []
+    skipped: dict[str, str] = {}
+
+    def unreadable(exc: OSError) -> None:
+        skipped[exc.filename] = f"cannot read directory: {exc.strerror}"
+
     for root in paths:
-        if root.is_file():
-            files.append(str(root))
-            continue
         if not root.is_dir():
-            raise InputError(f"{root}: no such file or directory")
-        for dirpath, dirnames, filenames in os.walk(root):
-            dirnames.sort()
+            if not root.exists():
+                raise InputError(f"{root}: no such file or directory")
+            files.append(str(root))  # what it is, read() says
+            continue
+        for dirpath, dirnames, filenames in os.walk(root, onerror=unreadable):
+            dirnames[:] = sorted(d for d in dirnames if os.path.join(dirpath, d) != str(out))
             files += [f"{dirpath}{os.sep}{f}" for f in sorted(filenames)]
-    return list(dict.fromkeys(files))  # once each, however the roots overlap
+    files = list(dict.fromkeys(files))  # once each, however the roots overlap
+    for path in files:
+        if not path.isascii() and _shown(path) != path:
+            skipped[path] = "file name is not UTF-8; rename it to import it"
+    return [f for f in files if f not in skipped], skipped
 
 
 def _step_name(path: str, dirs: list[str]) -> str:
@@ -121,10 +147,22 @@ def _step_name(path: str, dirs: list[str]) -> str:
     return stem if suffix else rel
 
 
-def _series(logs: JobLogs, params: list[dict]) -> tuple[pl.DataFrame, dict[str, str]]:
-    """The time series of a batch of results' logs (run by the worker thread)."""
-    rows, bad = logs.parse()
+def _series(
+    logs: JobLogs, params: list[dict], on_status: Callable[[str], None] | None = None
+) -> tuple[pl.DataFrame, dict[str, str]]:
+    """The time series of a batch of results' logs (run by the worker thread);
+    ``on_status`` is told of each large per-I/O log read."""
+    rows, bad = logs.parse(on_status and (lambda path: on_status(_reading(path))))
     return timeseries(rows, pl.DataFrame(params), keys=["step_index"]), bad
+
+
+def _reading(path: str) -> str:
+    """What the import is doing while it reads a large per-I/O log."""
+    try:
+        size = f" ({os.stat(path).st_size / 1e9:.1f} GB)"
+    except OSError:
+        size = ""
+    return f"reading per-I/O log {_shown(path)}{size}"
 
 
 @dataclass
@@ -144,12 +182,14 @@ class _Import:
         files: list[str],
         strict: bool,
         on_file: Callable[[int, int], None] | None,
+        on_status: Callable[[str], None] | None,
         pool: ThreadPoolExecutor,
     ) -> None:
         self.index = LogIndex()
         self.named = {path: self.index.add(path) for path in files}  # the log type a name says
         self.strict = strict
         self.on_file = on_file
+        self.on_status = on_status
         self.pool = pool
         self.done = 0  # files read, for progress (a file two results name counts twice)
         self.skipped: dict[str, Skipped] = {}  # once per file
@@ -162,22 +202,26 @@ class _Import:
 
     def skip(self, path: str, reason: str) -> None:
         if self.strict:
-            raise InputError(f"{path}: {reason}")
+            raise InputError(f"{_shown(path)}: {reason}")
         self.skipped.setdefault(path, Skipped(Path(path), reason))
 
     def _read(self, path: str, limit: int = KEEP_BYTES) -> tuple[bytes, bool]:
-        """A file's bytes and True; or, when it is larger than ``limit``, its first bytes
-        and False. Counted for progress."""
+        """A regular file's bytes and True; or, when it is larger than ``limit``, its first
+        bytes and False. Counted for progress. InputError for anything but a regular file
+        (a FIFO would block, ``/dev/zero`` never ends), OSError when it cannot be read."""
         self.done += 1
         if self.on_file and self.done % 1000 == 0:
             self.on_file(min(self.done, len(self.named)), len(self.named))
-        fd = os.open(path, os.O_RDONLY)
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
         try:
+            info = os.fstat(fd)
+            if not stat.S_ISREG(info.st_mode):
+                read_bytes(Path(path), 0)  # raises the InputError that says what it is
             first = min(FIRST_READ, limit + 1)
-            data = os.read(fd, first)  # most files: whole, without a stat
+            data = os.read(fd, first)  # most files: whole in one read
             if len(data) < first:
                 return data, True
-            if limit < FIRST_READ or os.fstat(fd).st_size > limit:
+            if limit < FIRST_READ or info.st_size > limit:
                 return data, False
             return data + b"".join(iter(lambda: os.read(fd, 2**20), b"")), True
         finally:
@@ -192,17 +236,17 @@ class _Import:
             except OSError as exc:
                 self.skip(path, f"cannot read: {exc.strerror}")
                 continue
+            except InputError as exc:
+                self.skip(path, str(exc).removeprefix(f"{path}: "))
+                continue
             kind = self.sniffed[path] = sniff(raw) or ""
             if not kind:
                 self.unknown[path] = _why_not(raw[:SNIFF_BYTES])
             elif kind == "json":
                 try:
-                    rows = parse_fio_json(raw if whole else Path(path).read_bytes(), Path(path))
+                    rows = parse_fio_json(raw if whole else read_bytes(Path(path)), Path(path))
                 except InputError as exc:
                     self.skip(path, str(exc).removeprefix(f"{path}: "))
-                    continue
-                except OSError as exc:
-                    self.skip(path, f"cannot read: {exc.strerror}")
                     continue
                 self._result(path, rows)
 
@@ -214,8 +258,8 @@ class _Import:
         for log in logs:
             if log.kind in TIMESERIES_KINDS:
                 try:
-                    raw, whole = self._read(log.path)
-                except OSError:
+                    raw, whole = self._read(log.path, KEEP_BYTES)  # larger: read by the worker
+                except (OSError, InputError):
                     raw, whole = b"", False  # JobLogs tries again and records why it cannot
                 self.logs.add(log, ids, raw if whole else None)
                 continue
@@ -224,16 +268,22 @@ class _Import:
             except OSError as exc:
                 self.skip(log.path, f"cannot read: {exc.strerror}")
                 continue
+            except InputError as exc:
+                self.skip(log.path, str(exc).removeprefix(f"{log.path}: "))
+                continue
             if why := log_problem(head):
                 self.skip(log.path, why)
-        if self.logs.batch.nbytes >= BATCH_BYTES:
+        if self.logs.nbytes >= BATCH_BYTES or self.logs.streamed:
             self.submit()
 
     def submit(self) -> None:
-        """Hand the logs read so far to the worker."""
+        """Hand the logs read so far to the worker; wait while it is :data:`PENDING`
+        batches behind, so that what is read stays bounded."""
         if self.params:
-            future = self.pool.submit(_series, self.logs, self.params)
+            future = self.pool.submit(_series, self.logs, self.params, self.on_status)
             self.batches.append((future, self.logs, self.params))
+            if len(self.batches) > PENDING:
+                wait([self.batches[-1 - PENDING][0]])
         self.logs, self.params = JobLogs(), []
 
     def timeseries(self) -> pl.DataFrame:
@@ -246,7 +296,7 @@ class _Import:
             future, logs, params = self.batches[n]
             if not future.cancel():
                 break  # the worker has this one, and every one before it
-            taken[n] = _series(logs, params)
+            taken[n] = _series(logs, params, self.on_status)
         parts = []
         for n, (future, _, _) in enumerate(self.batches):
             part, bad = taken[n] if n in taken else future.result()
@@ -263,30 +313,40 @@ def import_results(
     label: str | None = None,
     strict: bool = False,
     on_file: Callable[[int, int], None] | None = None,
+    on_status: Callable[[str], None] | None = None,
 ) -> ImportReport:
     """Import every fio output under ``paths`` into the results directory ``out``.
 
     Results are parsed to rows and the frames of all of them are built together; their
     logs are parsed in bulk, a batch at a time. Bad or unrelated files are skipped with a
     reason (``strict`` makes the first one an error; nothing is left in ``out`` then).
-    ``on_file(done, total)`` reports progress.
+    ``on_file(done, total)`` reports progress, ``on_status(text)`` a long step (reading
+    a large per-I/O log). Another process writing ``out`` makes this an error that leaves
+    ``out`` as it was.
     """
-    if (out / MANIFEST).exists():
-        raise InputError(f"{out} already holds results; import into a new directory")
-    made = next((d for d in (out, out / FRAMES_DIR) if not d.exists()), None)
-    roots = [Path(os.path.normpath(p.absolute())) for p in paths]
-    try:
-        with ThreadPoolExecutor(1, thread_name_prefix="ssdlab-import") as pool:
-            run = _Import(_walk(roots), strict, on_file, pool)
-            try:
-                return _import(run, paths, roots, out, label)
-            finally:
-                for future, _, _ in run.batches:  # an error stops the work not yet started
-                    future.cancel()
-    except BaseException:
-        if made is not None:
-            shutil.rmtree(made, ignore_errors=True)
-        raise
+    new = not out.exists()
+    with results_lock(out, "import"):
+        if (out / MANIFEST).exists():  # checked under the lock: a finished import counts
+            raise InputError(f"{out} already holds results; import into a new directory")
+        frames = out / FRAMES_DIR
+        made = out if new else None if frames.exists() else frames  # what a failure removes
+        roots = [Path(os.path.normpath(p.absolute())) for p in paths]
+        out_dir = Path(os.path.normpath(out.absolute()))
+        try:
+            with ThreadPoolExecutor(1, thread_name_prefix="ssdlab-import") as pool:
+                files, unreadable = _walk(roots, out_dir)
+                run = _Import(files, strict, on_file, on_status, pool)
+                try:
+                    for path, reason in unreadable.items():
+                        run.skip(path, reason)
+                    return _import(run, paths, roots, out, label)
+                finally:
+                    for future, _, _ in run.batches:  # an error stops the work not yet started
+                        future.cancel()
+        except BaseException:
+            if made is not None:  # removed while still locked: no one else has begun in it
+                shutil.rmtree(made, ignore_errors=True)
+            raise
 
 
 def _import(

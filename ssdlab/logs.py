@@ -10,14 +10,16 @@ from __future__ import annotations
 
 import os
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, NamedTuple
 
 import polars as pl
 
-from .io.fio_log import DIRECTION, EPOCH_MS_MIN, LogBatch, LogLayout
+from .errors import InputError
+from .io.fio_log import DIRECTION, EPOCH_MS_MIN, LogBatch, LogLayout, per_io_sums
+from .io.text import read_bytes
 
 #: log type -> the fio option naming its prefix
 LOG_OPTIONS = {
@@ -29,7 +31,7 @@ LOG_OPTIONS = {
     "clat_hist": "write_hist_log",
 }
 TIMESERIES_KINDS = ("iops", "bw", "clat")
-#: the log columns :func:`timeseries` uses (``bs_bytes`` only for per-I/O logs)
+#: the log columns :func:`timeseries` uses (``bs_bytes`` only of per-I/O logs)
 ROW_COLUMNS = ("time_ms", "value", "direction", "bs_bytes")
 TIMESERIES_SCHEMA = {
     "job_index": pl.Int64,
@@ -163,9 +165,11 @@ def find_job_logs(
 
 @dataclass
 class LogRows:
-    """Rows of many log files: ``rows`` has :data:`ROW_COLUMNS` (``bs_bytes`` if per-I/O
-    logs are among them) and ``file``, the row of ``files``, which tags each file with
-    ``job_index``, ``thread``, ``kind`` and the caller's ids (e.g. ``step_index``)."""
+    """Rows of many log files: ``rows`` has :data:`ROW_COLUMNS` and ``file``, the row of
+    ``files``, which tags each file with ``job_index``, ``thread``, ``kind`` and the
+    caller's ids (e.g. ``step_index``). A per-I/O log's rows are its I/Os summed per
+    millisecond and direction (:data:`~ssdlab.io.fio_log.SUMS_SCHEMA`: ``n`` I/Os,
+    ``value`` and ``bs_bytes`` their sums)."""
 
     rows: pl.DataFrame
     files: pl.DataFrame
@@ -174,12 +178,21 @@ class LogRows:
 class JobLogs:
     """The iops/bw/clat logs of job entries, gathered for one bulk parse
     (:class:`~ssdlab.io.fio_log.LogBatch`), each file tagged with its job and the caller's
-    ids (e.g. ``step_index``)."""
+    ids (e.g. ``step_index``). A per-I/O log not given as bytes is read from its file a
+    chunk at a time when parsed (:func:`~ssdlab.io.fio_log.per_io_sums`)."""
 
     def __init__(self) -> None:
-        self.batch = LogBatch()
+        self.windowed = LogBatch()
+        self.per_io = LogBatch(sums=True)
+        self.streamed: list[int] = []  # per-I/O logs read at parse time
         self.found: list[JobLog] = []
         self.ids: list[dict[str, Any]] = []
+        self.bad: dict[int, str] = {}
+
+    @property
+    def nbytes(self) -> int:
+        """Bytes of logs held."""
+        return self.windowed.nbytes + self.per_io.nbytes
 
     def add(self, log: JobLog, ids: dict[str, Any], data: bytes | None = None) -> None:
         """Queue one log (other kinds are ignored); ``data``: its bytes if already read."""
@@ -188,18 +201,35 @@ class JobLogs:
         index = len(self.found)
         self.found.append(log)
         self.ids.append(ids)
-        try:
-            data = Path(log.path).read_bytes() if data is None else data
-        except OSError as exc:
-            self.batch.bad[index] = f"cannot read: {exc.strerror}"
+        if log.window_ms <= 0 and data is None:
+            self.streamed.append(index)
             return
-        # a windowed log's bs column is 0: only a per-I/O log's is read
-        columns = ROW_COLUMNS if log.window_ms <= 0 else ROW_COLUMNS[:-1]
-        self.batch.add(index, data, log.layout, columns)
+        try:
+            data = read_bytes(Path(log.path)) if data is None else data
+        except InputError as exc:
+            self.bad[index] = str(exc).removeprefix(f"{log.path}: ")
+            return
+        if log.window_ms <= 0:
+            self.per_io.add(index, data, log.layout, ROW_COLUMNS)
+        else:  # a windowed log's bs column is 0: not read
+            self.windowed.add(index, data, log.layout, ROW_COLUMNS[:-1])
 
-    def parse(self) -> tuple[LogRows, dict[str, str]]:
-        """The rows of every log queued, and the files that could not be read, with why."""
-        rows = self.batch.parse()
+    def parse(
+        self, on_stream: Callable[[str], None] | None = None
+    ) -> tuple[LogRows, dict[str, str]]:
+        """The rows of every log queued, and the files that could not be read, with why.
+        ``on_stream(path)`` is told of each per-I/O log as it is read from its file."""
+        parts = [self.windowed.parse(), self.per_io.parse()]
+        for index in self.streamed:
+            log = self.found[index]
+            if on_stream:
+                on_stream(log.path)
+            try:
+                sums = per_io_sums(log.path, log.layout)
+            except InputError as exc:
+                self.bad[index] = str(exc).removeprefix(f"{log.path}: ")
+                continue
+            parts.append(sums.with_columns(file=pl.lit(index, dtype=pl.Int64)))
         columns = {
             "job_index": pl.Series([log.job_index for log in self.found], dtype=pl.Int64),
             "thread": pl.Series([log.thread for log in self.found], dtype=pl.Int64),
@@ -207,8 +237,9 @@ class JobLogs:
         }
         if self.ids and self.ids[0]:
             columns |= {key: pl.Series([i[key] for i in self.ids]) for key in self.ids[0]}
-        bad = {self.found[n].path: reason for n, reason in self.batch.bad.items()}
-        return LogRows(rows, pl.DataFrame(columns)), bad
+        bad = self.bad | self.windowed.bad | self.per_io.bad
+        rows = pl.concat(parts, how="diagonal_relaxed")
+        return LogRows(rows, pl.DataFrame(columns)), {self.found[n].path: r for n, r in bad.items()}
 
 
 def load_job_logs(found: Iterable[JobLog]) -> tuple[LogRows, dict[str, str]]:
@@ -254,17 +285,18 @@ def timeseries(logs: LogRows, params: pl.DataFrame, keys: Sequence[str] = ()) ->
     """Per job entry, direction and log window: IOPS and bandwidth summed over the entry's
     threads, completion latency IOPS-weighted; for any number of results at once.
 
-    ``logs`` holds rows of iops/bw/clat logs tagged per file with ``keys`` (e.g.
-    ``step_index``), ``job_index``, ``thread`` and ``kind`` (:class:`JobLogs`);
-    ``params`` has per ``keys`` + ``job_index`` the fields of :func:`log_params`. Windowed
-    logs (``log_avg_msec``) keep their windows: a row belongs to the window whose end is
-    nearest its timestamp (exactly halfway: the later one). The throughput logs (iops,
-    else bw) say which windows exist: a window that not every thread logged (fio skips a
-    job's last partial window) is dropped rather than undercounted, as is a sum that
-    misses a thread; a repeated timestamp (fio's final flush) keeps the full window.
-    Per-I/O logs are counted into whole 1-second windows. ``t_s`` is the end of the window
-    in seconds since the job began measuring (``job_start`` when fio gives it, else the
-    first window's start). A measure whose log the job did not write is null.
+    ``logs`` holds rows of iops/bw/clat logs (per-I/O logs summed per millisecond) tagged
+    per file with ``keys`` (e.g. ``step_index``), ``job_index``, ``thread`` and ``kind``
+    (:class:`JobLogs`); ``params`` has per ``keys`` + ``job_index`` the fields of
+    :func:`log_params`. Windowed logs (``log_avg_msec``) keep their windows: a row belongs
+    to the window whose end is nearest its timestamp (exactly halfway: the later one). The
+    throughput logs (iops, else bw) say which windows exist: a window that not every
+    thread logged (fio skips a job's last partial window) is dropped rather than
+    undercounted, as is a sum that misses a thread; a repeated timestamp (fio's final
+    flush) keeps the full window. Per-I/O logs are counted into whole 1-second windows.
+    ``t_s`` is the end of the window in seconds since the job began measuring
+    (``job_start`` when fio gives it, else the first window's start). A measure whose log
+    the job did not write is null.
     """
     by = [*keys, "job_index"]
     schema = {k: logs.files.schema.get(k, pl.Int64) for k in keys} | TIMESERIES_SCHEMA
@@ -416,9 +448,9 @@ def _per_file(values: pl.Series) -> pl.Expr:
 
 
 def _per_io(rows: pl.DataFrame, files: pl.DataFrame) -> pl.DataFrame:
-    """Per-I/O rows counted into 1 s windows per thread from the clat log (or the iops log
-    where a job has no clat log); a last window cut short by the end of the job is dropped.
-    ``files`` tags every file."""
+    """Per-I/O logs' millisecond sums counted into 1 s windows per thread from the clat log
+    (or the iops log where a job has no clat log); a last window cut short by the end of
+    the job is dropped. ``files`` tags every file."""
     if rows.is_empty():
         return pl.DataFrame(schema=_PER_THREAD)
     tags = ("series", "unit", "kind", "t0", "runtime_s")
@@ -431,9 +463,11 @@ def _per_io(rows: pl.DataFrame, files: pl.DataFrame) -> pl.DataFrame:
         rows.with_columns(t_s=((pl.col("time_ms") - pl.col("t0")) // 1000 + 1).cast(pl.Float64))
         .group_by("series", "unit", "direction", "t_s")
         .agg(
-            iops=pl.len(),
+            iops=pl.col("n").sum(),
             bw=pl.col("bs_bytes").sum(),
-            clat=pl.when((pl.col("kind") == "clat").all()).then(pl.col("value").mean()),
+            clat=pl.when((pl.col("kind") == "clat").all()).then(
+                pl.col("value").sum() / pl.col("n").sum()
+            ),
             runtime_s=pl.col("runtime_s").first(),
         )
         .filter(pl.col("t_s") <= pl.col("runtime_s") + 0.05)

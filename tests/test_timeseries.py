@@ -6,8 +6,10 @@ up (the join path, not the positional one)."""
 from __future__ import annotations
 
 from collections import defaultdict
+from pathlib import Path
 
 import polars as pl
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -88,7 +90,7 @@ def test_timeseries_follows_the_documented_rules(tmp_path_factory, logs) -> None
     for (kind, thread), rows in logs.items():
         path = d / f"job_{kind}.{thread}.log"
         path.write_text("".join(f"{t}, {v}, {ddir}, 0, 0\n" for t, v, ddir in rows))
-        found.append(JobLog(str(path), kind, 0, thread))
+        found.append(JobLog(str(path), kind, 0, thread, window_ms=WINDOW_MS))
     rows, bad = load_job_logs(found)
     assert not bad
     params = pl.DataFrame(
@@ -99,6 +101,81 @@ def test_timeseries_follows_the_documented_rules(tmp_path_factory, logs) -> None
         for r in timeseries(rows, params).iter_rows(named=True)
     }
     want = reference(logs)
+    assert got.keys() == want.keys()
+    for key, values in want.items():
+        assert all(close(a, b) for a, b in zip(got[key], values, strict=True)), (key, got[key])
+
+
+@st.composite
+def per_io_logs(draw: st.DrawFn) -> dict[int, list[tuple[int, int, int, int]]]:
+    """thread -> rows (time_ms, clat_ns, ddir, bs) of one job entry's per-I/O clat logs."""
+    logs = {}
+    for thread in range(1, draw(st.integers(1, 3)) + 1):
+        times = sorted(draw(st.lists(st.integers(0, 4999), max_size=60)))
+        logs[thread] = [
+            (
+                t,
+                draw(st.integers(0, 10**9)),
+                draw(st.integers(0, 1)),
+                draw(st.sampled_from([512, 4096])),
+            )
+            for t in times
+        ]
+    return logs
+
+
+def per_io_reference(logs: dict[int, list[tuple[int, int, int, int]]], runtime_s: float) -> dict:
+    """(direction, t_s) -> (iops, bw_bytes_s, clat_mean_ns): I/Os counted into whole seconds
+    per thread, summed over threads; a second not every thread logged is dropped, as is one
+    past the runtime."""
+    per_thread: dict[tuple, list[tuple[int, int]]] = defaultdict(list)
+    for thread, rows in logs.items():
+        for t, clat, ddir, bs in rows:
+            per_thread[(ddir, t // 1000 + 1, thread)].append((clat, bs))
+    threads = sum(1 for rows in logs.values() if rows)
+    windows: dict[tuple, list[list[tuple[int, int]]]] = defaultdict(list)
+    for (ddir, sec, _), ios in per_thread.items():
+        windows[(ddir, sec)].append(ios)
+    out = {}
+    for (ddir, sec), ios in windows.items():
+        if len(ios) != threads or sec > runtime_s + 0.05:
+            continue
+        n = sum(len(i) for i in ios)
+        clat = sum(sum(c for c, _ in i) / len(i) * len(i) for i in ios) / n
+        out[(("read", "write")[ddir], float(sec))] = (n, sum(b for i in ios for _, b in i), clat)
+    return out
+
+
+@settings(max_examples=100, deadline=None)
+@given(per_io_logs(), st.sampled_from([None, 40, 4096]))
+def test_per_io_logs_follow_the_documented_rules(tmp_path_factory, logs, chunk) -> None:
+    """Read whole or a chunk at a time (``chunk`` bytes, lines cut at chunk ends), per-I/O
+    logs give the per-second numbers of their rows."""
+    import ssdlab.io.fio_log
+    from ssdlab.logs import JobLogs
+
+    d = tmp_path_factory.mktemp("perio")
+    found = []
+    for thread, rows in logs.items():
+        path = d / f"job_clat.{thread}.log"
+        path.write_text("".join(f"{t}, {c}, {ddir}, {bs}, 0\n" for t, c, ddir, bs in rows))
+        found.append(JobLog(str(path), "clat", 0, thread))
+    params = pl.DataFrame([{"job_index": 0, "window_ms": 0, "start_ms": None, "runtime_s": 4.0}])
+    if chunk is None:  # bytes already read: parsed in bulk
+        queued = JobLogs()
+        for log in found:
+            queued.add(log, {}, Path(log.path).read_bytes())
+        rows, bad = queued.parse()
+    else:
+        with pytest.MonkeyPatch.context() as patch:
+            patch.setattr(ssdlab.io.fio_log, "CHUNK_BYTES", chunk)
+            rows, bad = load_job_logs(found)
+    assert not bad
+    got = {
+        (r["direction"], r["t_s"]): (r["iops"], r["bw_bytes_s"], r["clat_mean_ns"])
+        for r in timeseries(rows, params).iter_rows(named=True)
+    }
+    want = per_io_reference(logs, 4.0)
     assert got.keys() == want.keys()
     for key, values in want.items():
         assert all(close(a, b) for a, b in zip(got[key], values, strict=True)), (key, got[key])

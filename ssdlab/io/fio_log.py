@@ -5,12 +5,17 @@ Canonical columns: ``time_ms`` (ms since job start, or since the epoch with
 ``direction`` (:data:`DIRECTION`: read/write/trim), ``bs_bytes`` (0 in windowed logs), and
 when present
 ``value_max`` (``log_window_value=both``), ``offset_bytes``, ``prio``, ``issue_time_ns``.
+
+A row fio cannot have written (a missing field, a negative or impossibly large number, a
+ddir other than 0-2) makes the file unusable: the error names the line. Per-I/O logs can
+be far larger than memory: :func:`per_io_sums` parses one :data:`CHUNK_BYTES` at a time
+and keeps only per-millisecond sums.
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -18,6 +23,7 @@ import numpy as np
 import polars as pl
 
 from ..errors import InputError
+from .text import read_bytes
 
 LOG_KINDS = ("bw", "iops", "clat", "slat", "lat")
 _NAME_RE = re.compile(r"_(bw|iops|clat|slat|lat)(?:\.\d+)?\.log(?:\.[\w.:-]+)?$")
@@ -25,6 +31,18 @@ DIRECTION = pl.Enum(["read", "write", "trim"])  # fio's ddir 0, 1, 2
 #: a log row: time, value, ddir, bs, ...
 LOG_ROW = re.compile(rb"^\s*\d+\s*,\s*-?\d+\s*,\s*\d+\s*,\s*\d+")
 EPOCH_MS_MIN = 10**12  # timestamps above this are epoch milliseconds (after 2001)
+#: the largest number a field can hold: time (ms) and value stay exact as floats, and no I/O
+#: is 4 GiB (Linux moves at most 2 GiB per call)
+LIMITS = {"time_ms": 2**53, "value": 2**53, "bs_bytes": 2**32}
+CHUNK_BYTES = 16 * 2**20  #: bytes of a per-I/O log parsed at a time
+#: a per-I/O log summed per millisecond and direction (:func:`per_io_sums`)
+SUMS_SCHEMA = {
+    "time_ms": pl.Int64,
+    "direction": DIRECTION,
+    "n": pl.Int64,  # I/Os
+    "value": pl.Float64,  # their values summed (exact below 2**53)
+    "bs_bytes": pl.Int64,  # their bytes
+}
 
 
 def log_kind(path: str | Path) -> str | None:
@@ -84,6 +102,42 @@ def _finish(frame: pl.DataFrame) -> pl.DataFrame:
     return frame
 
 
+def _bad_rows(frame: pl.DataFrame) -> pl.Expr:
+    """True on a row fio cannot have written (columns as parsed: ``ddir`` still a number)."""
+    checks = [
+        pl.col(c).is_null() | ~pl.col(c).is_between(0, top, closed="left")
+        for c, top in LIMITS.items()
+        if c in frame.columns
+    ]
+    if "ddir" in frame.columns:
+        checks.append(pl.col("ddir").is_null() | ~pl.col("ddir").is_between(0, 2))
+    return pl.any_horizontal(checks)
+
+
+def _row_problem(row: dict[str, Any]) -> str:
+    """What is wrong with a row :func:`_bad_rows` marks."""
+    fields = {c: row[c] for c in ("time_ms", "value", "ddir", "bs_bytes") if c in row}
+    if None in fields.values():
+        return "missing fields (a fio log row is time, value, ddir, bs, ...)"
+    if not 0 <= fields.get("ddir", 0) <= 2:
+        return f"ddir {fields['ddir']} is not 0, 1 or 2 (read, write, trim)"
+    name, value = next((c, v) for c, v in fields.items() if c in LIMITS and not 0 <= v < LIMITS[c])
+    return f"negative {name} {value}" if value < 0 else f"{name} {value} is too large for a fio log"
+
+
+def _impossible(frame: pl.DataFrame, line: int = 1) -> str | None:
+    """Why the rows of one file (the first being line ``line``) are not fio's, or None."""
+    bad = frame.select(_bad_rows(frame)).to_series()
+    if not bad.any():
+        return None
+    n = int(bad.arg_true()[0])
+    return f"line {line + n}: {_row_problem(frame.row(n, named=True))}"
+
+
+def _malformed(exc: Exception) -> str:
+    return f"malformed fio log: {(str(exc).splitlines() or [type(exc).__name__])[0]}"
+
+
 def _first_line(data: bytes) -> bytes:
     end = data.find(b"\n")
     return data if end < 0 else data[:end]
@@ -118,19 +172,17 @@ def read_fio_log(
     kind = kind or log_kind(path)
     if kind not in LOG_KINDS:
         raise InputError(f"{path}: not a fio bw/iops/lat log name; pass kind= explicitly")
-    try:
-        with path.open("rb") as fh:
-            first = fh.readline()
-    except OSError as exc:
-        raise InputError(f"{path}: cannot read: {exc.strerror}") from None
+    first = _first_line(read_bytes(path, 4096))  # a FIFO or a device is refused
     if why := log_problem(first):
         raise InputError(f"{path}: {why}")
     names, schema = _layout(first, log_offset, window_value_both)
     try:
         frame = _parse(path, schema) if first.strip() else pl.DataFrame(schema=schema)
+        if why := _impossible(frame):
+            raise InputError(f"{path}: {why}")
+        frame = _finish(frame)
     except pl.exceptions.PolarsError as exc:
-        raise InputError(f"{path}: malformed fio log: {str(exc).splitlines()[0]}") from None
-    frame = _finish(frame)
+        raise InputError(f"{path}: {_malformed(exc)}") from None
     epoch = bool(frame.height) and frame["time_ms"].min() >= EPOCH_MS_MIN
     return frame, {"path": str(path), "kind": kind, "epoch": epoch, "columns": names}
 
@@ -142,12 +194,15 @@ LogLayout = tuple[bool | None, bool]
 
 class LogBatch:
     """Many log files' bytes, gathered per column layout and parsed in one pass per layout:
-    far faster than a parser call per file for thousands of small logs.
+    far faster than a parser call per file for thousands of small logs. With ``sums``
+    (per-I/O logs) each file's rows are summed per millisecond and direction
+    (:data:`SUMS_SCHEMA`).
     """
 
-    def __init__(self) -> None:
+    def __init__(self, sums: bool = False) -> None:
         self.bad: dict[int, str] = {}  #: file index -> why it could not be parsed
         self.nbytes = 0
+        self.sums = sums
         # (schema, columns kept) -> schema, indices of the columns kept, files, bytes, rows
         self._groups: dict[tuple, tuple[dict, list[int] | None, list[int], list, list]] = {}
         self._keys: dict[tuple, tuple] = {}  # (commas, hex prio, hints, columns) -> group
@@ -171,12 +226,8 @@ class LogBatch:
         shape = (first.count(b","), b"0x" in first, layout, columns)
         if (key := self._keys.get(shape)) is None:
             _, schema = _layout(first, *layout)
-            wanted = (
-                None if columns is None else {"ddir" if c == "direction" else c for c in columns}
-            )
-            keep = None if wanted is None else [n for n, c in enumerate(schema) if c in wanted]
             key = self._keys[shape] = (tuple(f"{k}:{v}" for k, v in schema.items()), columns)
-            self._groups.setdefault(key, (schema, keep, [], [], []))
+            self._groups.setdefault(key, (schema, _kept(schema, columns), [], [], []))
         _, _, ids, blobs, counts = self._groups[key]
         ids.append(index)
         blobs.append(data if data.endswith(b"\n") else data + b"\n")
@@ -184,8 +235,8 @@ class LogBatch:
         self.nbytes += len(data)
 
     def parse(self) -> pl.DataFrame:
-        """The columns kept of every file added, plus ``file`` (its index); the bytes are
-        let go, so this is done once."""
+        """The columns kept of every file added (or their sums), plus ``file`` (its index);
+        the bytes are let go, so this is done once."""
         groups, self._groups = self._groups, {}
         frames = []
         for schema, keep, ids, blobs, counts in groups.values():
@@ -193,17 +244,106 @@ class LogBatch:
                 frame = _parse(b"".join(blobs), schema, keep)
             except pl.exceptions.PolarsError:
                 frame = None
-            if frame is None or frame.height != sum(counts):  # a bad file (or blank lines)
+            if (  # a bad file (or blank lines) is found, and named, file by file
+                frame is None
+                or frame.height != sum(counts)
+                or frame.select(_bad_rows(frame).any()).item()
+            ):
                 for i, blob in zip(ids, blobs, strict=True):
-                    try:
-                        one = _parse(blob, schema, keep)
-                    except pl.exceptions.PolarsError as exc:
-                        self.bad[i] = f"malformed fio log: {str(exc).splitlines()[0]}"
-                        continue
-                    frames.append(one.with_columns(file=pl.lit(i, dtype=pl.Int64)))
+                    if (one := self._one(i, blob, schema, keep)) is not None:
+                        frames.append(one)
                 continue
             file_col = pl.Series("file", np.repeat(np.array(ids, dtype=np.int64), counts))
             frames.append(frame.with_columns(file_col))
         if not frames:
             return pl.DataFrame(schema={"file": pl.Int64, "time_ms": pl.Int64})
-        return _finish(pl.concat(frames, how="diagonal_relaxed"))
+        rows = pl.concat(frames, how="diagonal_relaxed")
+        return _finish(_sum(rows, "file") if self.sums else rows)
+
+    def _one(
+        self, index: int, blob: bytes, schema: dict, keep: list[int] | None
+    ) -> pl.DataFrame | None:
+        """One file's rows; None (and ``bad`` says why) when they are no fio log's."""
+        try:
+            frame = _parse(blob, schema, keep)
+        except pl.exceptions.PolarsError as exc:
+            self.bad[index] = _malformed(exc)
+            return None
+        if why := _impossible(frame):
+            self.bad[index] = why
+            return None
+        return frame.with_columns(file=pl.lit(index, dtype=pl.Int64))
+
+
+def _kept(schema: dict, columns: Sequence[str] | None) -> list[int] | None:
+    """Indices of the canonical ``columns`` (``direction`` included) in ``schema``."""
+    if columns is None:
+        return None
+    wanted = {"ddir" if c == "direction" else c for c in columns}
+    return [n for n, c in enumerate(schema) if c in wanted]
+
+
+def _sum(rows: pl.DataFrame, *by: str) -> pl.DataFrame:
+    """Per-I/O rows (``ddir`` still a number) summed per ``by``, millisecond and direction,
+    in that order (so a file's first row is its start, as with its rows in time order)."""
+    keys = [*by, "time_ms", "ddir"]
+    return (
+        rows.group_by(keys)
+        .agg(
+            n=pl.len().cast(pl.Int64),
+            value=pl.col("value").cast(pl.Float64).sum(),
+            bs_bytes=pl.col("bs_bytes").sum(),
+        )
+        .sort(keys)
+    )
+
+
+def _chunks(path: str, size: int) -> Iterator[bytes]:
+    """A regular file's bytes about ``size`` at a time, each chunk ending with a line."""
+    pending = read_bytes(Path(path), size)  # a FIFO or a device is refused unread
+    if len(pending) < size:
+        yield pending
+        return
+    with open(path, "rb") as fh:
+        fh.seek(len(pending))
+        while block := fh.read(size):
+            cut = pending.rfind(b"\n") + 1
+            if not cut:
+                raise InputError(f"{path}: a line longer than {size} bytes: not a fio log")
+            yield pending[:cut]
+            pending = pending[cut:] + block
+    yield pending
+
+
+def per_io_sums(
+    path: str, layout: LogLayout = (None, False), chunk_bytes: int | None = None
+) -> pl.DataFrame:
+    """A per-I/O log summed per millisecond and direction (:data:`SUMS_SCHEMA`, in time
+    order), parsed ``chunk_bytes`` (default :data:`CHUNK_BYTES`) at a time: memory is bounded by the
+    chunk and the sums, not by the file. InputError naming the file when it cannot be read,
+    is no fio log or holds a row fio cannot have written."""
+    parts: list[pl.DataFrame] = []
+    schema: dict = {}
+    line = 1
+    try:
+        for chunk in _chunks(path, chunk_bytes or CHUNK_BYTES):
+            if not schema:
+                first = _first_line(chunk)
+                if why := _problem(first):
+                    raise InputError(f"{path}: {why}")
+                if not first.strip():  # an empty log has no rows
+                    break
+                _, schema = _layout(first, *layout)
+            frame = _parse(chunk, schema, _kept(schema, SUMS_SCHEMA))
+            if why := _impossible(frame, line):
+                raise InputError(f"{path}: {why}")
+            line += chunk.count(b"\n")
+            parts.append(_sum(frame))
+    except OSError as exc:
+        raise InputError(f"{path}: cannot read: {exc.strerror}") from None
+    except pl.exceptions.PolarsError as exc:
+        raise InputError(f"{path}: {_malformed(exc)}") from None
+    if not parts:
+        return pl.DataFrame(schema=SUMS_SCHEMA)
+    sums = pl.concat(parts).group_by("time_ms", "ddir").sum().sort("time_ms", "ddir")
+    return _finish(sums).select(list(SUMS_SCHEMA))
