@@ -271,18 +271,34 @@ def hist_log(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return out / "h_clat_hist.1.log"
 
 
-def test_negative_histogram_count_is_refused(hist_log: Path, scratch: Path) -> None:
+@pytest.mark.parametrize(
+    ("field", "value", "reason"),
+    [
+        (10, "-1", "a negative bin count"),
+        (10, str(2**53), r"a bin count of 2\*\*53 or more"),
+        (1, "7", "a direction other than 0-2"),
+        (0, "-5", "a negative time or block size"),
+        (-1, None, "a missing field"),
+    ],
+)
+def test_impossible_histogram_rows_are_refused(
+    hist_log: Path, scratch: Path, field: int, value: str | None, reason: str
+) -> None:
     lines = hist_log.read_text().splitlines()
     assert len(lines) >= 2
     fields = lines[1].split(", ")
-    fields[10] = "-1"
-    path = scratch / "neg_hist.log"
+    if value is None:
+        del fields[field]
+    else:
+        fields[field] = value
+    path = scratch / "bad_hist.log"
     path.write_text("\n".join([lines[0], ", ".join(fields), *lines[2:]]) + "\n")
     assert read_fio_hist_log(hist_log)[0]["count"].min() > 0
-    with pytest.raises(InputError, match=r"neg_hist\.log: line 2: bin 7 holds a negative count"):
+    with pytest.raises(InputError, match=rf"bad_hist\.log: line 2: {reason}"):
         read_fio_hist_log(path)
-    with pytest.raises(InputError, match=r"neg_hist\.log: line 2: negative bin count"):
-        read_hist_reads(path)
+    if value == "-1":
+        with pytest.raises(InputError, match=r"bad_hist\.log: line 2: negative bin count"):
+            read_hist_reads(path)
 
 
 @pytest.mark.parametrize(

@@ -231,6 +231,7 @@ def import_(
             label=label,
             strict=strict,
             on_file=lambda done, total: progress.update(task, completed=done, total=total),
+            on_status=lambda text: progress.update(task, description=escape(text)),
         )
     for skipped in report.skipped:
         err.print(f"skipped {escape(str(skipped))}", soft_wrap=True, highlight=False)

@@ -77,6 +77,25 @@ def parser_bin_values(n_bins: int) -> np.ndarray:
     return (lower + (upper - lower) * 0.5) * (1000.0 if major == 2 else 1.0)
 
 
+def _check_rows(wide: pl.DataFrame, path: Path) -> None:
+    """InputError naming the first row that no fio histogram log holds: a missing field, a
+    direction other than 0-2 (read, write, trim), a negative time or block size, or a bin
+    count below 0 or of 2**53 and more (beyond exact float arithmetic)."""
+    bins = [c for c in wide.columns if c.startswith("b") and c != "bs_bytes"]
+    checks = {
+        "a missing field": pl.any_horizontal(pl.all().is_null()),
+        "a direction other than 0-2": ~pl.col("ddir").is_between(0, 2),
+        "a negative time or block size": (pl.col("time_ms") < 0) | (pl.col("bs_bytes") < 0),
+        "a negative bin count": pl.any_horizontal(pl.col(bins) < 0),
+        "a bin count of 2**53 or more": pl.any_horizontal(pl.col(bins) >= 2**53),
+    }
+    found = wide.select(**{why: test.arg_true().min() for why, test in checks.items()}).row(0)
+    rows = {why: row for why, row in zip(checks, found, strict=True) if row is not None}
+    if rows:
+        why = min(rows, key=rows.__getitem__)
+        raise InputError(f"{path}: line {rows[why] + 1}: {why}, not a fio histogram log row")
+
+
 def read_fio_hist_log(path: str | Path) -> tuple[pl.DataFrame, dict[str, Any]]:
     """Read a histogram log into the long canonical frame plus metadata
     (``fio_major``, ``coarseness``, ``n_bins``, ``epoch``, ``intervals``)."""
@@ -110,16 +129,10 @@ def read_fio_hist_log(path: str | Path) -> tuple[pl.DataFrame, dict[str, Any]]:
         {"bin": np.arange(n_cols - 3), "lat_lo_ns": lower, "lat_hi_ns": upper},
         schema={"bin": pl.Int64, "lat_lo_ns": pl.Float64, "lat_hi_ns": pl.Float64},
     )
+    _check_rows(wide, path)
     long = wide.with_row_index("row").unpivot(
         index=["row", "time_ms", "ddir", "bs_bytes"], variable_name="bin", value_name="count"
     )
-    negative = long.filter(pl.col("count") < 0)
-    if negative.height:
-        bad = negative.row(0, named=True)
-        raise InputError(
-            f"{path}: line {bad['row'] + 1}: bin {bad['bin'][1:]} holds a negative count "
-            f"{bad['count']}"
-        )
     frame = (
         long.filter(pl.col("count") > 0)
         .with_columns(pl.col("bin").str.slice(1).cast(pl.Int64))
