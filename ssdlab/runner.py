@@ -107,11 +107,12 @@ def _needs(step: Step) -> int | None:
     return parse_size(step.size) + offset
 
 
-def default_file_size(suite: Suite) -> int:
-    """Bytes a file target needs: the largest absolute size + offset of any step, or 1 GiB
-    when every step works on a share (``75%``) of the target."""
+def default_file_size(suite: Suite, scale: float = 1.0) -> int:
+    """Bytes a file target needs: the largest absolute size + offset of any step (``suite``
+    is already scaled), or 1 GiB x ``scale`` when every step works on a share (``75%``) of
+    the target, which scaling leaves as it is."""
     needs = [n for s in suite.all_steps() if (n := _needs(s)) is not None]
-    return max(needs, default=DEFAULT_FILE_BYTES)
+    return max(needs, default=int(DEFAULT_FILE_BYTES * scale))
 
 
 def check_fits(suite: Suite, target: TargetInfo) -> None:
@@ -530,7 +531,8 @@ def run_suite(
     it opted in to; a resumed run must match them, its label when given, and its target.
     """
     binary = fio_binary()
-    size_bytes, writes = target_size or default_file_size(suite), suite.writes or purge_first
+    size_bytes = target_size or default_file_size(suite, scale)
+    writes = suite.writes or purge_first
     with guard_run(out, "run"):
         planned = plan_target(
             target, out, size_bytes=size_bytes, writes=writes, destroy_data=destroy_data

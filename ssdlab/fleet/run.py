@@ -573,7 +573,7 @@ def run_fleet(
         )
         for h in reached:
             _same_target(out_root / h.dirname, manifests[h.dirname], targets[h])
-        file_bytes = target_size or default_file_size(suite)
+        file_bytes = target_size or default_file_size(suite, scale)
         sized = _with_filesize(suite, file_bytes)  # fio lays out a writing suite's files
 
         entries: dict[str, tuple[ServerInfo | None, str | None]] = {}
