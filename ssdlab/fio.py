@@ -202,8 +202,11 @@ def run_fio(
     *,
     on_status: Callable[[FioStatus], None] | None = None,
     binary: str | None = None,
+    readonly: bool = False,
 ) -> FioOutcome:
-    """Run fio on ``jobfile`` in its directory, writing json+ to ``output_json``.
+    """Run fio on ``jobfile`` in its directory, writing json+ to ``output_json``;
+    ``readonly`` adds fio's ``--readonly``, so fio refuses any write, file layout or
+    truncation whatever the job file says (a step that does not write).
 
     Status lines go to ``on_status``; other stdout lines become the outcome's notes and
     stderr is kept in ``fio.stderr`` beside the output. Ctrl-C or SIGTERM stops fio (it still
@@ -216,6 +219,7 @@ def run_fio(
         f"--output={output_json.name}",
         "--eta=always",
         "--eta-newline=1",
+        *(["--readonly"] if readonly else []),
         jobfile.name,
     ]
     interrupted = False

@@ -106,6 +106,8 @@ class Manifest(BaseModel):
             raise InputError(f"{path}: unreadable manifest: {exc}") from None
         except RecursionError:
             raise InputError(f"{path}: unreadable manifest: nested too deeply") from None
+        except ValueError as exc:  # an integer of more digits than Python converts
+            raise InputError(f"{path}: unreadable manifest: {exc}") from None
         try:
             return cls.model_validate(data)
         except ValidationError as exc:

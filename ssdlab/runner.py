@@ -132,6 +132,8 @@ def check_fits(suite: Suite, target: TargetInfo) -> None:
 def inspect_step(step_dir: Path) -> tuple[pl.DataFrame, str]:
     """fio's per-direction rows and a one-line headline; InputError when unusable."""
     jobs = read_fio_json(step_dir / FIO_JSON).jobs
+    if jobs.is_empty():
+        raise InputError(f"{step_dir / FIO_JSON}: holds no job results")
     errors = [e for e in jobs["error"].unique().to_list() if e]
     if errors:
         raise InputError(f"fio reported error {errors[0]} ({os.strerror(errors[0])})")
@@ -149,7 +151,7 @@ def no_io_error(step_dir: Path, notes: list[str]) -> str | None:
         jobs = read_fio_json(step_dir / FIO_JSON).jobs
     except InputError:
         return None
-    if jobs["io_bytes"].sum() > 0:
+    if jobs.is_empty() or jobs["io_bytes"].sum() > 0:  # no jobs: inspect_step says so
         return None
     said: list[str] = []
     with contextlib.suppress(OSError):
@@ -236,8 +238,14 @@ class _Run:
         return record
 
     def launch(self, step_dir: Path, record: StepRecord) -> FioOutcome:
-        """Run fio on the step's job file (a fleet member runs it as a fio client instead)."""
-        return run_fio(step_dir / JOB_FILE, step_dir / FIO_JSON, on_status=self.display.fio_status)
+        """Run fio on the step's job file, with ``--readonly`` for a step that does not write
+        (a fleet member runs it as a fio client instead)."""
+        return run_fio(
+            step_dir / JOB_FILE,
+            step_dir / FIO_JSON,
+            on_status=self.display.fio_status,
+            readonly=record.workload is not None and not record.workload.writes,
+        )
 
     def run_items(self, suite: Suite) -> None:
         """Every step and round block of ``suite``; failures kept by ``on_error=continue``

@@ -80,20 +80,27 @@ def plan_target(
         raise SsdlabError(f"{path}: target must be a regular file or a block device")
     if not path.parent.is_dir():
         raise SsdlabError(f"{path}: target's directory {path.parent} does not exist")
-    if not path.exists() and Path(os.path.realpath(path.parent)).is_relative_to("/dev"):
+    refuse_new_file_in_dev(path)
+    if not writes and target is not None and not path.exists():
+        raise SsdlabError(f"{path}: a read-only suite needs an existing target")
+    current = path.stat().st_size if path.exists() else 0
+    keep = not writes and target is not None  # a read-only run never writes the user's file
+    return TargetInfo(
+        path=str(path),
+        kind="file",
+        size_bytes=current if keep else max(size_bytes, MIN_FILE_BYTES, current),
+        temporary=target is None,
+    )
+
+
+def refuse_new_file_in_dev(path: str | Path) -> None:
+    """SsdlabError for a path that does not exist and resolves (symlinks followed, a
+    dangling one too) into ``/dev``: a mistyped device must not become a file in devtmpfs."""
+    if not os.path.exists(path) and Path(os.path.realpath(path)).is_relative_to("/dev"):
         raise SsdlabError(
             f"{path}: no such device (ssdlab never creates a file target in /dev; "
             "lsblk lists the block devices)"
         )
-    if not writes and target is not None and not path.exists():
-        raise SsdlabError(f"{path}: a read-only suite needs an existing target")
-    current = path.stat().st_size if path.exists() else 0
-    return TargetInfo(
-        path=str(path),
-        kind="file",
-        size_bytes=max(size_bytes, MIN_FILE_BYTES, current),
-        temporary=target is None,
-    )
 
 
 def prepare_target(
@@ -119,7 +126,8 @@ def prepare_target(
     if info.kind == "block":
         return info
     path = Path(info.path)
-    _allocate(path, max(size_bytes, MIN_FILE_BYTES))
+    if writes or info.temporary:
+        _allocate(path, max(size_bytes, MIN_FILE_BYTES))
     return info.model_copy(
         update={"size_bytes": path.stat().st_size, "direct_supported": _supports_direct(path)}
     )

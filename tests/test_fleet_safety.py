@@ -314,3 +314,16 @@ def test_a_host_step_that_did_no_io_fails(
     (step,) = Manifest.load(tmp_path / "out" / hosts[0].dirname).steps
     assert step.status == "failed" and step.error is not None
     assert step.error.startswith("fio did no I/O")
+
+
+def test_a_missing_device_on_this_machine_is_never_created(tmp_path: Path) -> None:
+    """A mistyped /dev path (or a dangling link into /dev) on a local fio server would become
+    a file in devtmpfs once fio lays it out: refused like a local run's target."""
+    missing = "/dev/ssdlab-test-no-such-device"
+    link = tmp_path / "dangling"
+    link.symlink_to(missing)
+    for path in (missing, str(link)):
+        (host,) = parse_hosts(f"127.0.0.1={path}")
+        with pytest.raises(SsdlabError, match="no such device"):
+            judge_targets([host], "tok", writes=True, destroy_data="all", local={host.server})
+    assert not Path(missing).exists()

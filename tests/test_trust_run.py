@@ -4,6 +4,7 @@ breaks the reader. Real fio on files, loop devices and small tmpfs mounts the te
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import pty
@@ -24,7 +25,7 @@ from hypothesis import strategies as st
 import ssdlab
 from ssdlab.errors import InputError, SsdlabError
 from ssdlab.manifest import Manifest
-from ssdlab.runner import RunHook, run_suite
+from ssdlab.runner import RunHook, inspect_step, no_io_error, run_suite
 from ssdlab.suite import load_suite
 from ssdlab.units import parse_size
 
@@ -391,6 +392,16 @@ def test_unreadable_manifests_are_one_line_naming_the_file(tmp_path: Path) -> No
     path.write_text('{"a": ' * 1000 + "1" + "}" * 1000)
     with pytest.raises(InputError, match=f"^{path}: "):
         Manifest.load(tmp_path)
+    path.write_text('{"scale": ' + "9" * 5000 + "}")
+    with pytest.raises(InputError, match=f"^{path}: unreadable manifest: Exceeds the limit"):
+        Manifest.load(tmp_path)
+
+
+def test_a_fio_result_without_jobs_is_an_input_error(tmp_path: Path) -> None:
+    (tmp_path / "fio.json").write_text('{"fio version": "fio-3.33", "jobs": []}')
+    assert no_io_error(tmp_path, []) is None  # inspect_step says what is wrong
+    with pytest.raises(InputError, match=r"fio\.json: holds no job results"):
+        inspect_step(tmp_path)
 
 
 @needs_root
@@ -465,3 +476,46 @@ def test_a_missing_device_is_never_created_as_a_file(tmp_path: Path) -> None:
     )
     assert proc.returncode == 1 and "Traceback" not in proc.stderr
     assert "no such device" in proc.stderr and not missing.exists()
+
+
+def _user_file(path: Path, size: int) -> str:
+    """A user's file of random bytes; returns its digest."""
+    path.write_bytes(os.urandom(size))
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+def test_a_read_only_run_leaves_the_users_file_as_it_was(tmp_path: Path) -> None:
+    """Neither ssdlab (growing the file to the suite's size) nor fio (laying it out) writes a
+    read-only run's file: shares are of the file as it is."""
+    target = tmp_path / "user.dat"
+    digest = _user_file(target, 4 << 20)
+    suite = write_suite(tmp_path, '[[steps]]\nname = "r"\nrw = "randread"\nsize = "50%"\n')
+    proc = ssdlab_cli("run", suite, "--out", tmp_path / "o", "--target", target)
+    assert proc.returncode == 0, proc.stderr
+    assert manifest(tmp_path / "o")["target"]["size_bytes"] == 4 << 20
+    assert hashlib.sha256(target.read_bytes()).hexdigest() == digest
+
+
+def test_fio_runs_read_steps_read_only(tmp_path: Path) -> None:
+    """offset_increment moves a job past the end of the file, which fio would lay out (grow):
+    with --readonly it refuses, and the file stays as it was."""
+    target = tmp_path / "user.dat"
+    digest = _user_file(target, 16 << 20)
+    step = '[[steps]]\nname = "r"\nrw = "read"\nnumjobs = 2\nsize = "8m"\n'
+    step += 'options = { offset_increment = "64m" }\n'
+    proc = ssdlab_cli(
+        "run", write_suite(tmp_path, step), "--out", tmp_path / "o", "--target", target
+    )
+    assert proc.returncode == 1
+    assert "refusing extend of file due to read-only" in " ".join(errors(proc))
+    assert target.stat().st_size == 16 << 20
+    assert hashlib.sha256(target.read_bytes()).hexdigest() == digest
+
+
+def test_a_dangling_link_into_dev_is_never_created(tmp_path: Path) -> None:
+    missing = Path("/dev/ssdlab-test-dangling")
+    link = tmp_path / "link.dat"
+    link.symlink_to(missing)
+    proc = ssdlab_cli("run", "quick", "--out", tmp_path / "o", "--target", link, "--scale", "0.01")
+    assert proc.returncode == 1 and "no such device" in " ".join(errors(proc))
+    assert not missing.exists()

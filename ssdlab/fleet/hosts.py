@@ -30,6 +30,7 @@ from pathlib import Path
 from ..devices import CONFIRM_OPTION, check_readable, check_writable
 from ..errors import InputError, SsdlabError
 from ..manifest import TargetInfo
+from ..target import refuse_new_file_in_dev
 
 #: fio's default ``--server`` port.
 DEFAULT_PORT = 8765
@@ -222,6 +223,10 @@ def _judge_local(host: Host, path: str, writes: bool, confirmed: set[str]) -> Ta
         raise SsdlabError(f"{where}: a read-only suite needs an existing target")
     if not os.path.isdir(os.path.dirname(real)):
         raise SsdlabError(f"{where}: the target's directory does not exist")
+    try:
+        refuse_new_file_in_dev(real)
+    except SsdlabError as exc:
+        raise SsdlabError(f"{host.server}: {exc}") from None
     return TargetInfo(path=real, kind="file", size_bytes=os.stat(real).st_size if mode else None)
 
 
