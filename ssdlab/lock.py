@@ -30,7 +30,9 @@ def results_lock(directory: Path, what: str) -> Iterator[None]:
     except OSError as exc:
         raise write_error(directory, exc) from None
     try:
-        fd = os.open(directory / LOCK_FILE, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o644)
+        # never through a link: a planted one would have ssdlab truncate another file
+        flags = os.O_RDWR | os.O_CREAT | os.O_CLOEXEC | os.O_NOFOLLOW
+        fd = os.open(directory / LOCK_FILE, flags, 0o644)
     except OSError as exc:
         raise write_error(directory / LOCK_FILE, exc) from None
     try:

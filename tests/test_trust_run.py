@@ -25,6 +25,7 @@ from hypothesis import strategies as st
 import ssdlab
 from ssdlab.errors import InputError, SsdlabError
 from ssdlab.manifest import Manifest
+from ssdlab.lock import results_lock
 from ssdlab.runner import RunHook, inspect_step, no_io_error, run_suite
 from ssdlab.suite import load_suite
 from ssdlab.units import parse_size
@@ -519,3 +520,18 @@ def test_a_dangling_link_into_dev_is_never_created(tmp_path: Path) -> None:
     proc = ssdlab_cli("run", "quick", "--out", tmp_path / "o", "--target", link, "--scale", "0.01")
     assert proc.returncode == 1 and "no such device" in " ".join(errors(proc))
     assert not missing.exists()
+
+
+def test_the_lock_never_follows_a_link(tmp_path: Path) -> None:
+    """A lock file planted as a link must not have ssdlab truncate the file it points at."""
+    victim = tmp_path / "victim"
+    victim.write_text("keep")
+    out = tmp_path / "out"
+    out.mkdir()
+    (out / ".ssdlab.lock").symlink_to(victim)
+    with (
+        pytest.raises(SsdlabError, match=r"\.ssdlab\.lock: cannot write"),
+        results_lock(out, "run"),
+    ):
+        pass
+    assert victim.read_text() == "keep"

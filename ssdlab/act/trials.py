@@ -88,8 +88,13 @@ class FioSettings(BaseModel):
     allowed_fio_options: list[str] = Field(default_factory=list)  # --allow-fio-option
     max_lag_s: float = Field(ge=0)
 
-    def model_post_init(self, _: Any) -> None:
-        """Refused before anything runs, as a suite's options are (:mod:`ssdlab.fio_options`)."""
+    def check(self) -> None:
+        """SuiteError for options or an engine :mod:`ssdlab.fio_options` refuses, so a trial
+        is refused before anything runs (``fio_jobs`` checks its job file again); not done on
+        load, so records from before the policy still read."""
+        for name in self.allowed_fio_options:
+            if problem := fio_options.opt_in_problem(name):
+                raise SuiteError(problem)
         if problem := fio_options.ioengine_problem(self.ioengine, self.allowed_fio_options):
             raise SuiteError(problem)
         fio_options.check_options(self.fio_options, self.allowed_fio_options, "--fio-option")

@@ -155,6 +155,7 @@ def _runner(
         allowed_fio_options=sorted(set(allow_fio_option or ())),
         max_lag_s=config.max_lag_sec if max_lag is None else max_lag,
     )
+    fio.check()
     runner = ActRunner(
         out,
         target=target,
