@@ -24,8 +24,8 @@ from hypothesis import strategies as st
 
 import ssdlab
 from ssdlab.errors import InputError, SsdlabError
-from ssdlab.manifest import Manifest
 from ssdlab.lock import results_lock
+from ssdlab.manifest import Manifest
 from ssdlab.runner import RunHook, inspect_step, no_io_error, run_suite
 from ssdlab.suite import load_suite
 from ssdlab.units import parse_size
