@@ -179,7 +179,9 @@ class JobLogs:
     """The iops/bw/clat logs of job entries, gathered for one bulk parse
     (:class:`~ssdlab.io.fio_log.LogBatch`), each file tagged with its job and the caller's
     ids (e.g. ``step_index``). A per-I/O log not given as bytes is read from its file a
-    chunk at a time when parsed (:func:`~ssdlab.io.fio_log.per_io_sums`)."""
+    chunk at a time when parsed (:func:`~ssdlab.io.fio_log.per_io_sums`). After
+    :meth:`parse`, ``partial`` names the logs read whose last line, cut short (a run killed
+    mid-row), was dropped, with the number of lines (1)."""
 
     def __init__(self) -> None:
         self.windowed = LogBatch()
@@ -188,6 +190,7 @@ class JobLogs:
         self.found: list[JobLog] = []
         self.ids: list[dict[str, Any]] = []
         self.bad: dict[int, str] = {}
+        self.partial: dict[str, int] = {}  # path -> lines cut short, dropped
 
     @property
     def nbytes(self) -> int:
@@ -225,10 +228,12 @@ class JobLogs:
             if on_stream:
                 on_stream(log.path)
             try:
-                sums = per_io_sums(log.path, log.layout)
+                sums, cut = per_io_sums(log.path, log.layout)
             except InputError as exc:
                 self.bad[index] = str(exc).removeprefix(f"{log.path}: ")
                 continue
+            if cut:
+                self.partial[log.path] = cut
             parts.append(sums.with_columns(file=pl.lit(index, dtype=pl.Int64)))
         columns = {
             "job_index": pl.Series([log.job_index for log in self.found], dtype=pl.Int64),
@@ -238,6 +243,9 @@ class JobLogs:
         if self.ids and self.ids[0]:
             columns |= {key: pl.Series([i[key] for i in self.ids]) for key in self.ids[0]}
         bad = self.bad | self.windowed.bad | self.per_io.bad
+        for n, cut in (self.windowed.partial | self.per_io.partial).items():
+            if n not in bad:
+                self.partial[self.found[n].path] = cut
         rows = pl.concat(parts, how="diagonal_relaxed")
         return LogRows(rows, pl.DataFrame(columns)), {self.found[n].path: r for n, r in bad.items()}
 

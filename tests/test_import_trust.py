@@ -1,8 +1,9 @@
 """Imports that must not be fooled, on real fio output: a per-I/O log read a chunk at a time
 gives the numbers of its rows, bad trees (devices, FIFOs, unreadable directories, names that
 are not UTF-8, impossible log values) are skipped with a reason naming the file, a second
-writer into the same results directory is refused, and mutated fio logs give an InputError or
-a skip, never a traceback."""
+writer into the same results directory is refused, mutated fio logs give an InputError or
+a skip, never a traceback, and logs cut mid-line (a run killed, a full disk) keep their whole
+rows."""
 
 from __future__ import annotations
 
@@ -28,8 +29,9 @@ import ssdlab.io.fio_log
 from ssdlab.errors import InputError
 from ssdlab.importer import import_results
 from ssdlab.io.fio_hist import read_fio_hist_log
-from ssdlab.io.fio_log import read_fio_log
+from ssdlab.io.fio_log import LogBatch, per_io_sums, read_fio_log
 from ssdlab.lock import results_lock
+from ssdlab.logs import JobLog, JobLogs
 
 NULL = ["--ioengine=null", "--size=64m", "--rw=randrw", "--rwmixread=60", "--time_based=1"]
 DIRECTIONS = ("read", "write", "trim")
@@ -319,3 +321,184 @@ def test_impossible_numbers_name_the_file_and_line(windowed: Path, tmp_path: Pat
         log.write_text("\n".join([lines[0], row, *lines[2:]]) + "\n")
         with pytest.raises(InputError, match=f"^{re.escape(f'{log}: {reason}')}"):
             read_fio_log(log)
+
+
+@pytest.fixture(scope="module")
+def killed(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A real result with per-I/O iops and clat logs and a 100 ms histogram log, whole: the
+    tests cut them as a run killed mid-row (SIGKILL, a full disk) leaves them."""
+    d = tmp_path_factory.mktemp("killed")
+    fio(
+        d, "--name=k", *NULL, "--runtime=1500ms", "--rate_iops=2000", "--write_iops_log=k",
+        "--write_lat_log=k", "--log_avg_msec=0", "--write_hist_log=k", "--log_hist_msec=100",
+        "--output-format=json", "--output=k.json",
+    )  # fmt: skip
+    return d
+
+
+CUT_LOGS = ["k_iops.1.log", "k_clat.1.log", "k_clat_hist.1.log"]
+
+
+def cut_positions(data: bytes) -> dict[str, int]:
+    """Where to cut a log (``data[:at]``): never right after a line end."""
+    first = data.index(b"\n")
+    second = data.index(b"\n", first + 1)
+    return {
+        "after the first byte": 1,
+        "inside the first line": first // 2,
+        "before the first line end": first,
+        "after a comma of the second line": data.index(b",", first) + 1,
+        "inside the second line": (first + second) // 2,
+        "inside a middle line": data.index(b"\n", len(data) // 2) - 3,
+        "before the last line end": len(data) - 1,
+    }
+
+
+def sums_of(rows: pl.DataFrame) -> pl.DataFrame:
+    """Per-I/O log rows summed per millisecond and direction, the plain way."""
+    return (
+        rows.group_by("time_ms", "direction")
+        .agg(
+            n=pl.len().cast(pl.Int64),
+            value=pl.col("value").cast(pl.Float64).sum(),
+            bs_bytes=pl.col("bs_bytes").sum(),
+        )
+        .sort("time_ms", "direction")
+    )
+
+
+@pytest.mark.parametrize("name", CUT_LOGS)
+def test_a_log_cut_mid_line_keeps_the_rows_before_the_cut(
+    killed: Path, tmp_path: Path, name: str
+) -> None:
+    """The last line, cut short, is dropped and counted (``partial_lines``); the rows left are
+    the whole log's first rows exactly. Cut inside its first line a log holds no row: an
+    empty frame (a histogram log's of fio 3.x's bins, those of an empty log)."""
+    data = (killed / name).read_bytes()
+    read = read_fio_hist_log if "hist" in name else read_fio_log
+    full, meta = read(killed / name)
+    assert meta["partial_lines"] == 0 and full.height
+    log = tmp_path / name
+    for where, at in cut_positions(data).items():
+        log.write_bytes(data[:at])
+        frame, meta = read(log)
+        rows = data[:at].count(b"\n")  # whole lines left
+        assert meta["partial_lines"] == 1, where
+        assert frame.equals(full.head(frame.height)), where
+        if "hist" in name:
+            lines = data.splitlines()[:rows]
+            counts = sum(int(c) for line in lines for c in line.split(b",")[3:])
+            assert (meta["intervals"], frame["count"].sum()) == (rows, counts), where
+        else:
+            assert frame.height == rows, where
+
+
+@pytest.mark.parametrize("name", CUT_LOGS[:2])
+def test_a_per_io_log_cut_mid_line_read_a_chunk_at_a_time(
+    killed: Path, tmp_path: Path, name: str
+) -> None:
+    """Only the file's last line can be cut short: a chunk's end (cut back to a line end)
+    never counts as one, whatever the chunk size, the last chunk holding only the cut line
+    included."""
+    data = (killed / name).read_bytes()
+    full, _ = read_fio_log(killed / name)
+    log = tmp_path / name
+    boundary = data.index(b"\n", 3000) + 1  # a first chunk of this size ends with a line
+    cuts = {**cut_positions(data), "4 bytes into the second chunk": boundary + 4}
+    for size in (256, 1000, 4096, boundary):
+        sums, cut = per_io_sums(str(killed / name), chunk_bytes=size)
+        assert cut == 0 and sums.equals(sums_of(full)), size
+        log.write_bytes(data[:boundary])
+        assert per_io_sums(str(log), chunk_bytes=size)[1] == 0  # ends where a chunk does
+        for where, at in cuts.items():
+            log.write_bytes(data[:at])
+            sums, cut = per_io_sums(str(log), chunk_bytes=size)
+            expected = sums_of(full.head(data[:at].count(b"\n")))
+            assert cut == 1 and sums.equals(expected), (size, where)
+
+
+def test_cut_logs_parsed_in_one_batch_lose_only_their_cut_line(
+    killed: Path, windowed: Path, tmp_path: Path
+) -> None:
+    """Many small logs parsed together (:class:`~ssdlab.logs.JobLogs`): each cut log loses
+    its own last line (named in ``partial``), the others none."""
+    sources = {"iops": killed / "k_iops.1.log", "bw": windowed / "w_bw.1.log"}
+    logs, expected = JobLogs(), []
+    for kind, src in sources.items():
+        data = src.read_bytes()
+        full, _ = read_fio_log(src)
+        window = 0 if kind == "iops" else 500
+        cuts = {
+            "whole": len(data),
+            "first": 5,
+            "middle": cut_positions(data)["inside a middle line"],
+        }
+        for where, at in cuts.items():
+            path = str(tmp_path / f"{where}_{kind}.1.log")
+            logs.add(JobLog(path, kind, len(expected), 1, window_ms=window), {}, data[:at])
+            rows = full.head(data[:at].count(b"\n"))
+            expected.append(
+                sums_of(rows) if window == 0 else rows.select("time_ms", "value", "direction")
+            )
+    parsed, bad = logs.parse()
+    assert bad == {}
+    assert logs.partial == {
+        str(tmp_path / f"{where}_{kind}.1.log"): 1
+        for kind in sources
+        for where in ("first", "middle")
+    }
+    for n, want in enumerate(expected):
+        assert parsed.rows.filter(pl.col("file") == n).select(want.columns).equals(want), n
+
+
+def test_an_interrupted_step_whose_logs_were_cut_is_imported(
+    killed: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A step killed mid-row: its clat log cut in a middle line, its iops log inside its first
+    line, its histogram log inside its second: imported from the rows before the cut, nothing
+    skipped, read whole or a chunk at a time."""
+    tree = copy_result(killed, tmp_path / "tree" / "killed")
+    cuts = {
+        "k_clat.1.log": "inside a middle line",
+        "k_iops.1.log": "inside the first line",
+        "k_clat_hist.1.log": "inside the second line",
+    }
+    for name, where in cuts.items():
+        data = (killed / name).read_bytes()
+        (tree / name).write_bytes(data[: cut_positions(data)[where]])
+    proc = ssdlab_cli("import", tmp_path / "tree", "--out", tmp_path / "o", "--strict")
+    assert proc.returncode == 0 and not skipped_lines(proc.stderr), proc.stderr
+    runtime_s = ssdlab.load(tmp_path / "o").summary["runtime_s"].max()
+    data = (tree / "k_clat.1.log").read_bytes()
+    (tmp_path / "whole_rows.log").write_bytes(data[: data.rfind(b"\n") + 1])
+    expected = per_second(tmp_path / "whole_rows.log", runtime_s)
+    assert len(expected) >= 2 and numbers(tmp_path / "o") == expected
+    monkeypatch.setattr(ssdlab.importer, "KEEP_BYTES", 4096)
+    monkeypatch.setattr(ssdlab.io.fio_log, "CHUNK_BYTES", 4096)
+    report = import_results([tmp_path / "tree"], tmp_path / "chunks", strict=True)
+    assert not report.skipped and numbers(tmp_path / "chunks") == expected
+
+
+def test_a_cut_line_no_row_starts_like_or_a_bad_row_before_it_is_refused(
+    windowed: Path, tmp_path: Path
+) -> None:
+    log = tmp_path / "x_bw.1.log"
+    data = (windowed / "w_bw.1.log").read_bytes()
+    n = data.count(b"\n") + 1
+    for tail in (b"garbage", b"12, \x00", b"1,,", b"-5, 1"):
+        log.write_bytes(data + tail)
+        reason = f"line {n}: cut short, and not the start of a fio log row"
+        for read in (read_fio_log, lambda p: per_io_sums(str(p), chunk_bytes=256)):
+            with pytest.raises(InputError, match=f"^{re.escape(f'{log}: {reason}')}$"):
+                read(log)
+        batch = LogBatch()
+        batch.add(0, data + tail)
+        assert batch.bad == {0: reason}
+    hist = tmp_path / "x_clat_hist.1.log"
+    hist.write_bytes((windowed / "h_clat_hist.1.log").read_bytes() + b"5, x")
+    with pytest.raises(InputError, match="cut short, and not the start of a fio log row"):
+        read_fio_hist_log(hist)
+    lines = data.splitlines()
+    log.write_bytes(b"\n".join([lines[0], b"500, 5", *lines[2:]]))  # cut short, and a bad row
+    with pytest.raises(InputError, match="line 2: missing fields"):
+        read_fio_log(log)

@@ -8,6 +8,8 @@ sums 2^c adjacent bins. The reader detects all of this from the column count.
 Canonical frame (long, non-zero bins only): ``time_ms``, ``direction``, ``bs_bytes``, ``bin``
 (index in the file), ``lat_lo_ns``, ``lat_hi_ns``, ``count``. A bin holds latencies in
 [``lat_lo_ns``, ``lat_hi_ns``). A negative count rejects the log (InputError naming the line).
+A last line cut short (no line end: the run was killed or the disk filled) is dropped, as
+:mod:`ssdlab.io.fio_log` does, and counted in ``partial_lines``.
 """
 
 from __future__ import annotations
@@ -21,6 +23,7 @@ import polars as pl
 
 from ..errors import InputError
 from ..units import percentile_name
+from .fio_log import cut_problem, split_partial
 from .text import read_bytes
 
 PLAT_BITS = 6
@@ -98,12 +101,16 @@ def _check_rows(wide: pl.DataFrame, path: Path) -> None:
 
 def read_fio_hist_log(path: str | Path) -> tuple[pl.DataFrame, dict[str, Any]]:
     """Read a histogram log into the long canonical frame plus metadata
-    (``fio_major``, ``coarseness``, ``n_bins``, ``epoch``, ``intervals``)."""
+    (``fio_major``, ``coarseness``, ``n_bins``, ``epoch``, ``intervals``, ``partial_lines``:
+    0, or 1 when a last line cut short was dropped). A log cut inside its first line holds
+    no row: it reads as an empty log (of fio 3.x's bins)."""
     path = Path(path)
-    raw = read_bytes(path)
+    raw, tail = split_partial(read_bytes(path))
     first = raw.split(b"\n", 1)[0]
     if b"\0" in first:
         raise InputError(f"{path}: binary file, not a fio histogram log")
+    if why := cut_problem(raw, tail):
+        raise InputError(f"{path}: {why}")
     n_cols = first.count(b",") + 1
     if not first.strip():
         n_cols = 3 + GROUPS[3] * PLAT_VAL
@@ -157,6 +164,7 @@ def read_fio_hist_log(path: str | Path) -> tuple[pl.DataFrame, dict[str, Any]]:
         "n_bins": n_cols - 3,
         "epoch": bool(wide.height) and wide["time_ms"].min() >= 10**12,
         "intervals": wide.height,
+        "partial_lines": int(bool(tail)),
     }
     return frame, meta
 

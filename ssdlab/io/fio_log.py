@@ -7,13 +7,18 @@ when present
 ``value_max`` (``log_window_value=both``), ``offset_bytes``, ``prio``, ``issue_time_ns``.
 
 A row fio cannot have written (a missing field, a negative or impossibly large number, a
-ddir other than 0-2) makes the file unusable: the error names the line. Per-I/O logs can
+ddir other than 0-2) makes the file unusable: the error names the line. fio ends every row
+with a line end, so a file that does not end with one was cut mid-row (the run was killed or
+the disk filled): that last line is dropped (:func:`split_partial`) and counted in the
+reader's metadata (``partial_lines``), unless it holds bytes no row starts with. A file cut
+inside its first line holds no row: it reads as an empty log. Per-I/O logs can
 be far larger than memory: :func:`per_io_sums` parses one :data:`CHUNK_BYTES` at a time
 and keeps only per-millisecond sums.
 """
 
 from __future__ import annotations
 
+import os
 import re
 from collections.abc import Iterator, Sequence
 from pathlib import Path
@@ -30,6 +35,10 @@ _NAME_RE = re.compile(r"_(bw|iops|clat|slat|lat)(?:\.\d+)?\.log(?:\.[\w.:-]+)?$"
 DIRECTION = pl.Enum(["read", "write", "trim"])  # fio's ddir 0, 1, 2
 #: a log row: time, value, ddir, bs, ...
 LOG_ROW = re.compile(rb"^\s*\d+\s*,\s*-?\d+\s*,\s*\d+\s*,\s*\d+")
+#: a row cut short (to match whole): a start of :data:`LOG_ROW`, then the bytes rows hold
+ROW_START = re.compile(
+    rb"\s*(?:\d+\s*(?:,\s*(?:-?(?:\d+\s*(?:,\s*(?:\d+\s*(?:,\s*(?:\d[\da-fx, -]*)?)?)?)?)?)?)?)?"
+)
 EPOCH_MS_MIN = 10**12  # timestamps above this are epoch milliseconds (after 2001)
 #: the largest number a field can hold: time (ms) and value stay exact as floats, and no I/O
 #: is 4 GiB (Linux moves at most 2 GiB per call)
@@ -143,6 +152,32 @@ def _first_line(data: bytes) -> bytes:
     return data if end < 0 else data[:end]
 
 
+def split_partial(data: bytes) -> tuple[bytes, bytes]:
+    """``data`` up to its last line end, and the line cut short after it (b"" when ``data``
+    ends with a line end): what a run killed mid-row (SIGKILL, a full disk) leaves."""
+    cut = len(data) if data.endswith(b"\n") else data.rfind(b"\n") + 1
+    return data[:cut], data[cut:]
+
+
+def cut_problem(lines: bytes, tail: bytes, line: int = 1) -> str | None:
+    """Why ``tail``, a last line cut short after ``lines`` (the first of them line ``line``),
+    is not the start of a log row, or None."""
+    if ROW_START.fullmatch(tail):
+        return None
+    line += lines.count(b"\n")
+    return f"line {line}: cut short, and not the start of a fio log row"
+
+
+def _whole_lines(path: Path) -> tuple[Path | bytes, bytes]:
+    """What to parse of a regular file: the file itself when it ends with a line end (or is
+    empty), else its bytes up to the last one; and the line cut short after them (b"")."""
+    with open(path, "rb") as fh:
+        fh.seek(max(fh.seek(0, os.SEEK_END) - 1, 0))
+        if fh.read(1) in (b"", b"\n"):
+            return path, b""
+    return split_partial(read_bytes(path))
+
+
 def _problem(first: bytes) -> str | None:
     if b"\0" not in first and (not first.strip() or LOG_ROW.match(first)):
         return None
@@ -151,7 +186,10 @@ def _problem(first: bytes) -> str | None:
 
 def log_problem(data: bytes) -> str | None:
     """Why the bytes (or the first bytes) of a file are no fio log, or None: its first line
-    must be a log row, or blank (an empty log)."""
+    must be a log row, or blank (an empty log), or without a line end the start of a row
+    (a log cut inside its first line)."""
+    if b"\n" not in data and ROW_START.fullmatch(data):
+        return None
     return _problem(_first_line(data))
 
 
@@ -164,27 +202,33 @@ def read_fio_log(
 ) -> tuple[pl.DataFrame, dict[str, Any]]:
     """Read one fio log file into a frame plus metadata (``kind``, ``epoch``, ``columns``).
 
-    An empty file (a job shorter than one ``log_avg_msec`` window) gives an empty frame.
-    ``kind`` defaults to the type in the file name. ``log_offset`` and ``window_value_both``
-    come from the job's options when known; otherwise the column count decides.
+    An empty file (a job shorter than one ``log_avg_msec`` window) gives an empty frame, as
+    does one cut inside its first line; a last line cut short is dropped and counted in
+    ``partial_lines`` (0 or 1). ``kind`` defaults to the type in the file name. ``log_offset``
+    and ``window_value_both`` come from the job's options when known; otherwise the column
+    count decides.
     """
     path = Path(path)
     kind = kind or log_kind(path)
     if kind not in LOG_KINDS:
         raise InputError(f"{path}: not a fio bw/iops/lat log name; pass kind= explicitly")
-    first = _first_line(read_bytes(path, 4096))  # a FIFO or a device is refused
-    if why := log_problem(first):
+    head = read_bytes(path, 4096)  # a FIFO or a device is refused
+    source, tail = _whole_lines(path)
+    lines = source if isinstance(source, bytes) else head
+    first = _first_line(lines)
+    if why := _problem(first) or cut_problem(lines, tail):
         raise InputError(f"{path}: {why}")
     names, schema = _layout(first, log_offset, window_value_both)
     try:
-        frame = _parse(path, schema) if first.strip() else pl.DataFrame(schema=schema)
+        frame = _parse(source, schema) if first.strip() else pl.DataFrame(schema=schema)
         if why := _impossible(frame):
             raise InputError(f"{path}: {why}")
         frame = _finish(frame)
     except pl.exceptions.PolarsError as exc:
         raise InputError(f"{path}: {_malformed(exc)}") from None
     epoch = bool(frame.height) and frame["time_ms"].min() >= EPOCH_MS_MIN
-    return frame, {"path": str(path), "kind": kind, "epoch": epoch, "columns": names}
+    meta = {"path": str(path), "kind": kind, "epoch": epoch, "columns": names}
+    return frame, meta | {"partial_lines": int(bool(tail))}
 
 
 #: what a job's options say about its log columns: (log_offset or None if unknown,
@@ -196,11 +240,12 @@ class LogBatch:
     """Many log files' bytes, gathered per column layout and parsed in one pass per layout:
     far faster than a parser call per file for thousands of small logs. With ``sums``
     (per-I/O logs) each file's rows are summed per millisecond and direction
-    (:data:`SUMS_SCHEMA`).
+    (:data:`SUMS_SCHEMA`). A last line cut short is dropped and counted in ``partial``.
     """
 
     def __init__(self, sums: bool = False) -> None:
         self.bad: dict[int, str] = {}  #: file index -> why it could not be parsed
+        self.partial: dict[int, int] = {}  #: file index -> lines cut short, dropped
         self.nbytes = 0
         self.sums = sums
         # (schema, columns kept) -> schema, indices of the columns kept, files, bytes, rows
@@ -217,10 +262,13 @@ class LogBatch:
         """Queue the bytes of file ``index``, laid out as ``layout`` says (the column hints
         of its job's options), to keep only the canonical ``columns`` of (``direction``
         included; None: all); if it is no fio log, ``bad`` says why."""
+        data, tail = split_partial(data)
         first = _first_line(data)
-        if why := _problem(first):
+        if why := _problem(first) or cut_problem(data, tail):
             self.bad[index] = why
             return
+        if tail:
+            self.partial[index] = 1
         if not first.strip():  # an empty log has no rows
             return
         shape = (first.count(b","), b"0x" in first, layout, columns)
@@ -230,8 +278,8 @@ class LogBatch:
             self._groups.setdefault(key, (schema, _kept(schema, columns), [], [], []))
         _, _, ids, blobs, counts = self._groups[key]
         ids.append(index)
-        blobs.append(data if data.endswith(b"\n") else data + b"\n")
-        counts.append(blobs[-1].count(b"\n"))
+        blobs.append(data)
+        counts.append(data.count(b"\n"))
         self.nbytes += len(data)
 
     def parse(self) -> pl.DataFrame:
@@ -299,7 +347,8 @@ def _sum(rows: pl.DataFrame, *by: str) -> pl.DataFrame:
 
 
 def _chunks(path: str, size: int) -> Iterator[bytes]:
-    """A regular file's bytes about ``size`` at a time, each chunk ending with a line."""
+    """A regular file's bytes about ``size`` at a time, each chunk but the last ending with a
+    line end (the last ends where the file does)."""
     pending = read_bytes(Path(path), size)  # a FIFO or a device is refused unread
     if len(pending) < size:
         yield pending
@@ -317,16 +366,19 @@ def _chunks(path: str, size: int) -> Iterator[bytes]:
 
 def per_io_sums(
     path: str, layout: LogLayout = (None, False), chunk_bytes: int | None = None
-) -> pl.DataFrame:
+) -> tuple[pl.DataFrame, int]:
     """A per-I/O log summed per millisecond and direction (:data:`SUMS_SCHEMA`, in time
-    order), parsed ``chunk_bytes`` (default :data:`CHUNK_BYTES`) at a time: memory is bounded by the
-    chunk and the sums, not by the file. InputError naming the file when it cannot be read,
-    is no fio log or holds a row fio cannot have written."""
+    order), parsed ``chunk_bytes`` (default :data:`CHUNK_BYTES`) at a time: memory is bounded
+    by the chunk and the sums, not by the file; and the lines cut short dropped (0 or 1: only
+    the file's end can be). InputError naming the file when it cannot be read, is no fio log
+    or holds a row fio cannot have written."""
     parts: list[pl.DataFrame] = []
     schema: dict = {}
     line = 1
+    tail = b""
     try:
         for chunk in _chunks(path, chunk_bytes or CHUNK_BYTES):
+            chunk, tail = split_partial(chunk)  # b"" but at the file's end
             if not schema:
                 first = _first_line(chunk)
                 if why := _problem(first):
@@ -335,7 +387,7 @@ def per_io_sums(
                     break
                 _, schema = _layout(first, *layout)
             frame = _parse(chunk, schema, _kept(schema, SUMS_SCHEMA))
-            if why := _impossible(frame, line):
+            if why := _impossible(frame, line) or cut_problem(chunk, tail, line):
                 raise InputError(f"{path}: {why}")
             line += chunk.count(b"\n")
             parts.append(_sum(frame))
@@ -344,6 +396,8 @@ def per_io_sums(
     except pl.exceptions.PolarsError as exc:
         raise InputError(f"{path}: {_malformed(exc)}") from None
     if not parts:
-        return pl.DataFrame(schema=SUMS_SCHEMA)
+        if why := cut_problem(b"", tail):  # a log cut inside its first line
+            raise InputError(f"{path}: {why}")
+        return pl.DataFrame(schema=SUMS_SCHEMA), int(bool(tail))
     sums = pl.concat(parts).group_by("time_ms", "ddir").sum().sort("time_ms", "ddir")
-    return _finish(sums).select(list(SUMS_SCHEMA))
+    return _finish(sums).select(list(SUMS_SCHEMA)), int(bool(tail))
