@@ -193,6 +193,7 @@ class _Import:
         self.pool = pool
         self.done = 0  # files read, for progress (a file two results name counts twice)
         self.skipped: dict[str, Skipped] = {}  # once per file
+        self.partial: dict[str, int] = {}  # log path -> lines cut short and dropped
         self.sniffed: dict[str, str] = {}  # path -> json, log, hist or "" (not fio output)
         self.unknown: dict[str, str] = {}  # path -> why it is not fio output
         self.results: list[_Result] = []
@@ -298,11 +299,12 @@ class _Import:
                 break  # the worker has this one, and every one before it
             taken[n] = _series(logs, params, self.on_status)
         parts = []
-        for n, (future, _, _) in enumerate(self.batches):
+        for n, (future, logs, _) in enumerate(self.batches):
             part, bad = taken[n] if n in taken else future.result()
             parts.append(part)
             for path, reason in bad.items():
                 self.skip(path, reason)
+            self.partial |= logs.partial
         return pl.concat(parts) if parts else _series(JobLogs(), [])[0]
 
 
@@ -396,6 +398,10 @@ def _import(
     write_frames(out, _frames(manifest, fio))  # while the worker sums the last batches
     names = pl.DataFrame(ids, schema={"step_index": pl.Int64, "step": pl.String})
     series = run.timeseries().join(names, on="step_index")
+    manifest.notes += [
+        f"{path}: last line cut short (fio stopped mid-write), dropped"
+        for path in sorted(run.partial)
+    ]
     write_import(out, manifest, {"timeseries": series.with_columns(_common(manifest))})
     skipped = sorted(run.skipped.values(), key=lambda s: str(s.path))
     return ImportReport(out=out, results=len(run.results), logs=len(claimed), skipped=skipped)

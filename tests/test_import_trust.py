@@ -8,6 +8,7 @@ rows."""
 from __future__ import annotations
 
 import itertools
+import json
 import os
 import re
 import shutil
@@ -473,6 +474,11 @@ def test_an_interrupted_step_whose_logs_were_cut_is_imported(
     (tmp_path / "whole_rows.log").write_bytes(data[: data.rfind(b"\n") + 1])
     expected = per_second(tmp_path / "whole_rows.log", runtime_s)
     assert len(expected) >= 2 and numbers(tmp_path / "o") == expected
+    noted = json.loads((tmp_path / "o" / "manifest.json").read_text())["notes"]
+    assert [n.split(": ", 1)[0] for n in noted] == [
+        str(tree / "k_clat.1.log"),
+        str(tree / "k_iops.1.log"),
+    ]  # the log a time series reads; histogram logs are only checked
     monkeypatch.setattr(ssdlab.importer, "KEEP_BYTES", 4096)
     monkeypatch.setattr(ssdlab.io.fio_log, "CHUNK_BYTES", 4096)
     report = import_results([tmp_path / "tree"], tmp_path / "chunks", strict=True)
