@@ -230,31 +230,47 @@ def _bins(bins: dict[str, Any], scale: float, index_keys: bool, where: str) -> t
     are latencies, or (fio 2.2.12-2.19) bin indices of the µs histogram; 2.x also stored
     ``FIO_IO_U_PLAT_*`` constants among them, which are skipped. A key that is no finite
     latency >= 0 (no index of the 1216 bins in 2.x) or a count that is no 64-bit integer >= 0
-    rejects the file."""
-    keys, counts = [], []
-    for key, value in bins.items():
-        if key.startswith("FIO_IO_U_PLAT_"):
-            continue
-        count = _whole(value, f"{where}[{key!r}]")
+    rejects the file (checked on whole arrays; :func:`_bad_bin` names the culprit)."""
+    keys = [k for k in bins if not k.startswith("FIO_IO_U_PLAT_")]
+    raw = [bins[k] for k in keys]
+    try:
+        if not all(type(v) is int for v in raw):
+            raise ValueError
+        values = np.array(keys, dtype=np.float64)
+        counts = np.array(raw, dtype=np.int64)
+    except (ValueError, OverflowError):
+        _bad_bin(keys, raw, index_keys, where)
+        raise  # _bad_bin always raises
+    limit = _V2_BINS if index_keys else np.inf  # NaN and infinity fail the test too
+    fits = (values >= 0) & (values < limit) & (counts >= 0)
+    if index_keys:
+        fits &= values == np.floor(values)
+    if not fits.all():
+        _bad_bin(keys, raw, index_keys, where)
+    keep = counts != 0
+    if not keep.any():
+        return None
+    if counts.sum(dtype=np.float64) > INT64_MAX:
+        raise InputError(f"{where}: bin counts add up to more than 2^63 - 1")
+    values = values[keep]
+    lat_ns = plat_idx_to_val(values.astype(np.int64)) * 1000.0 if index_keys else values * scale
+    if not np.isfinite(lat_ns).all():
+        raise InputError(f"{where}: a bin latency is out of range")
+    return lat_ns, counts[keep]
+
+
+def _bad_bin(keys: list[str], counts: list[Any], index_keys: bool, where: str) -> None:
+    """Raise the InputError naming the first bin whose key or count no fio writes."""
+    limit = _V2_BINS if index_keys else math.inf
+    for key, count in zip(keys, counts, strict=True):
+        _whole(count, f"{where}[{key!r}]")
         try:
             latency = float(key)
         except ValueError:
             latency = -1.0
-        limit = _V2_BINS if index_keys else math.inf  # NaN and infinity fail the test too
         if not 0 <= latency < limit or (index_keys and not latency.is_integer()):
             raise _wrong(where, "bin keys that are latencies >= 0 (bin indices in 2.x)", key)
-        if count:
-            keys.append(latency)
-            counts.append(count)
-    if sum(counts) > INT64_MAX:
-        raise InputError(f"{where}: bin counts add up to more than 2^63 - 1")
-    if not counts:
-        return None
-    values = np.array(keys, dtype=np.float64)
-    lat_ns = plat_idx_to_val(values.astype(np.int64)) * 1000.0 if index_keys else values * scale
-    if not np.isfinite(lat_ns).all():
-        raise InputError(f"{where}: a bin latency is out of range")
-    return lat_ns, np.array(counts, dtype=np.int64)
+    raise InputError(f"{where}: bins no fio writes")
 
 
 def _totals(d: dict[str, Any], where: str) -> tuple[int, int | None, float]:
