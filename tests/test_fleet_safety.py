@@ -327,3 +327,27 @@ def test_a_missing_device_on_this_machine_is_never_created(tmp_path: Path) -> No
         with pytest.raises(SsdlabError, match="no such device"):
             judge_targets([host], "tok", writes=True, destroy_data="all", local={host.server})
     assert not Path(missing).exists()
+
+
+@needs_loop
+def test_a_resumed_host_must_find_the_same_drive(
+    start_server: Callable[..., Server], reads: Suite, loops: Loops, tmp_path: Path
+) -> None:
+    """The same device node with another drive behind it (here: another, larger image) is
+    not the run's target: a resume is refused, as a local run's is."""
+    server = start_server("127.0.0.1")
+    device = loops.blank()
+    out = tmp_path / "out"
+    run_fleet(reads, parse_hosts(server.spec(device)), out)
+    (member,) = [d for d in out.iterdir() if (d / "manifest.json").exists()]
+    manifest = Manifest.load(member)
+    manifest.status = "interrupted"  # as a run stopped before its last step leaves it
+    manifest.save(member)
+    sh("losetup", "--detach", device)
+    other = loops.directory / "other.img"
+    with other.open("wb") as f:
+        f.truncate(2 * IMAGE_BYTES)
+    sh("losetup", device, other)
+    loops.attached.append((device, other))
+    with pytest.raises(SsdlabError, match=rf"ran on another drive at {device} \(target size"):
+        run_fleet(reads, parse_hosts(server.spec(device)), out)

@@ -64,6 +64,7 @@ from ..runner import (
     default_file_size,
     guard_run,
     open_manifest,
+    target_differences,
 )
 from ..suite import Rounds, Step, Suite
 from ..sysinfo import HostInfo
@@ -470,12 +471,24 @@ def _fleet_token(root: Path, suite: Suite, hosts: Sequence[Host]) -> str:
 
 
 def _same_target(out: Path, manifest: Manifest, target: TargetInfo) -> None:
-    """A resumed host must run on what its earlier steps ran on (a symlink may have moved)."""
+    """A resumed host must run on what its earlier steps ran on: the same path (a symlink may
+    have moved) and, for a device on this machine, the same drive (serial, model, size)."""
     old = manifest.target
-    if manifest.steps and old is not None and (old.path, old.kind) != (target.path, target.kind):
+    if not manifest.steps or old is None:
+        return
+    if (old.path, old.kind) != (target.path, target.kind):
         raise SsdlabError(
             f"{out} ran on {old.kind} {old.path}, but its target now is {target.kind} "
             f"{target.path}: use another --out for another target"
+        )
+    if (
+        target.kind == "block"
+        and target.device
+        and (differences := target_differences(old, target))
+    ):
+        raise SsdlabError(
+            f"{out} ran on another drive at {target.path} ({'; '.join(differences)}): use "
+            "another --out for another drive"
         )
 
 
