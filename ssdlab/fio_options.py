@@ -8,15 +8,21 @@ direction and what runs. So a step's ``options``:
 - may set options on :data:`ALLOWED` (performance shaping fio documents as harmless);
 - may set a :data:`GUARDED` option (files, writes, programs) or an option the policy does not
   know only when the user names it with ``--allow-fio-option NAME``; a suite file cannot;
+  even opted in, an option choosing files never names a path under ``/dev``, ``/proc`` or
+  ``/sys`` (:data:`SYSTEM_DIRS`), and one that writes (:data:`WRITING`) makes the step write;
 - hold values of letters, digits and ``_ . , : / % + -`` only (:func:`value_problem`), so no
   value starts a new line, a section or a ``${VAR}`` expansion in the job file.
 
 An ``ioengine`` other than :data:`SAFE_ENGINES` (``exec``, ``sg``, ``external:...``) needs
 ``--allow-fio-option ioengine``.
+
+An alias (``fio --cmdhelp=NAME`` prints them) is in the same group as the option it names.
 """
 
 from __future__ import annotations
 
+import math
+import os.path
 import re
 from collections.abc import Collection, Mapping
 
@@ -33,7 +39,7 @@ STEP_FIELDS: dict[str, str] = {
     "ramp_time": "ramp_s",
     "loops": "loops",
     "size": "size",
-    "offset": "offset",
+    "offset": "offset", "fileoffset": "offset",
     "ioengine": "ioengine",
     "direct": "direct", "buffered": "direct",
 }  # fmt: skip
@@ -42,7 +48,8 @@ STEP_FIELDS: dict[str, str] = {
 SSDLAB_OWN = frozenset({
     "filename", "name", "description", "wait_for", "new_group", "group_reporting",
     "clocksource", "gtod_reduce", "gtod_cpu", "stats", "disable_lat", "disable_clat",
-    "disable_slat", "disable_bw_measurement", "unified_rw_reporting", "kb_base", "unit_base",
+    "disable_slat", "disable_bw_measurement", "disable_bw", "unified_rw_reporting", "kb_base",
+    "unit_base",
     "significant_figures", "per_job_logs", "write_bw_log", "write_iops_log", "write_lat_log",
     "write_hist_log", "bwavgtime", "iopsavgtime", "log_avg_msec", "log_hist_msec",
     "log_hist_coarseness", "log_max_value", "log_offset", "log_prio", "log_entries",
@@ -61,14 +68,14 @@ ALLOWED = frozenset({
     "scramble_buffers", "buffer_compress_percentage", "buffer_compress_chunk",
     "dedupe_percentage", "thinktime", "thinktime_spin", "thinktime_blocks",
     "thinktime_blocks_type", "thinktime_iotime", "rate", "rate_iops", "rate_process",
-    "rate_cycle", "rate_ignore_thinktime", "iodepth_batch", "iodepth_batch_submit",
+    "rate_cycle", "ratecycle", "rate_ignore_thinktime", "iodepth_batch", "iodepth_batch_submit",
     "iodepth_batch_complete", "iodepth_batch_complete_min", "iodepth_batch_complete_max",
     "iodepth_low", "hipri", "fixedbufs", "registerfiles", "sqthread_poll", "sqthread_poll_cpu",
     "cpus_allowed", "cpus_allowed_policy", "cpumask", "numa_cpu_nodes", "numa_mem_policy",
     "nice", "prio", "prioclass", "fsync", "fdatasync", "end_fsync", "fsync_on_close", "sync",
     "invalidate", "fadvise_hint", "percentile_list", "clat_percentiles", "lat_percentiles",
     "io_size", "io_limit", "number_ios", "file_service_type", "thread",
-    "stonewall", "startdelay", "atomic", "pre_read",
+    "stonewall", "wait_for_previous", "startdelay", "atomic", "pre_read",
 })  # fmt: skip
 
 FILES = "chooses files or devices fio opens"
@@ -77,11 +84,11 @@ PROGRAMS = "runs programs or changes the system"
 #: options refused unless opted in, by the reason shown
 GUARDED: dict[str, frozenset[str]] = {
     FILES: frozenset({
-        "directory", "filename_format", "opendir", "nrfiles", "openfiles", "unique_filename",
-        "lockfile", "read_iolog", "write_iolog", "read_iolog_chunked", "replay_no_stall",
-        "replay_redirect", "replay_scale", "replay_align", "replay_time_scale", "replay_skip",
-        "merge_blktrace_file", "merge_blktrace_scalars", "merge_blktrace_iters", "mem",
-        "iomem",
+        "directory", "filename_format", "opendir", "nrfiles", "nr_files", "openfiles",
+        "unique_filename", "lockfile", "read_iolog", "write_iolog", "read_iolog_chunked",
+        "replay_no_stall", "replay_redirect", "replay_scale", "replay_align",
+        "replay_time_scale", "replay_skip", "merge_blktrace_file", "merge_blktrace_scalars",
+        "merge_blktrace_iters", "mem", "iomem",
     }),
     WRITES: frozenset({
         "allow_mounted_write", "trim_percentage", "trim_verify_zero", "trim_backlog",
@@ -102,6 +109,13 @@ GUARDED: dict[str, frozenset[str]] = {
     }),
 }  # fmt: skip
 
+#: options that make fio write even for a reading step (a files option writes a log or a
+#: merged trace, replays a trace's writes or redirects them)
+WRITING = GUARDED[WRITES] | {"write_iolog", "read_iolog", "replay_redirect", "merge_blktrace_file"}
+
+#: directories no option choosing files may point into, opted in or not
+SYSTEM_DIRS = ("/dev", "/proc", "/sys")
+
 #: engines that only do the I/O the job describes on the job's own files
 SAFE_ENGINES = frozenset(
     {"libaio", "io_uring", "psync", "pvsync", "pvsync2", "sync", "posixaio", "null", "mmap"}
@@ -121,6 +135,8 @@ def fio_value(value: str | int | float | bool) -> str:
 
 def value_problem(value: str | int | float | bool) -> str | None:
     """Why ``value`` cannot go into a job file, or None."""
+    if isinstance(value, float) and not math.isfinite(value):
+        return f"value {value} is not a finite number"
     text = fio_value(value)
     if _VALUE.fullmatch(text):
         return None
@@ -144,13 +160,30 @@ def _name_problem(name: str, value: str | int | float | bool) -> str:
     return ""
 
 
+def _system_path(value: str | int | float | bool) -> str | None:
+    """The first path in ``value`` (fio separates several with ``:``) under
+    :data:`SYSTEM_DIRS`, symlinks resolved, or None."""
+    for part in re.split(r"[:,]", fio_value(value)):
+        if not part.startswith("/"):
+            continue
+        for path in (os.path.normpath("/" + part.lstrip("/")), os.path.realpath(part)):
+            if any(path == d or path.startswith(d + "/") for d in SYSTEM_DIRS):
+                return part
+    return None
+
+
 def override_problem(name: str, value: str | int | float | bool) -> str:
-    """Why ``name = value`` cannot be in a job file ('' when it can): a bad name or value, or
-    an option a step field or ssdlab itself sets."""
+    """Why ``name = value`` cannot be in a job file ('' when it can): a bad name or value, an
+    option a step field or ssdlab itself sets, or a files option naming a system path."""
     if problem := _name_problem(name, value):
         return problem
     if problem := value_problem(value):
         return f"option {name!r}: {problem}"
+    if name in GUARDED[FILES] and (path := _system_path(value)):
+        return (
+            f"option {name!r}: {path!r} is a system path (under {', '.join(SYSTEM_DIRS)}): "
+            "refused even with --allow-fio-option"
+        )
     return ""
 
 
@@ -200,8 +233,8 @@ def check_options(
 
 def writes(rw_writes: bool, ioengine: str, options: Collection[str]) -> bool:
     """Whether fio would write: by the direction, an engine outside :data:`SAFE_ENGINES`
-    (ssdlab cannot tell what it does) or an option that writes."""
-    return rw_writes or ioengine not in SAFE_ENGINES or not GUARDED[WRITES].isdisjoint(options)
+    (ssdlab cannot tell what it does) or an option that writes (:data:`WRITING`)."""
+    return rw_writes or ioengine not in SAFE_ENGINES or not WRITING.isdisjoint(options)
 
 
 def check_target(path: str) -> None:

@@ -38,6 +38,7 @@ from pydantic import (
     SerializerFunctionWrapHandler,
     Tag,
     ValidationError,
+    ValidationInfo,
     field_validator,
     model_serializer,
 )
@@ -60,8 +61,20 @@ Metric = Literal["iops", "bw_bytes_s", "lat_mean_ns", "clat_mean_ns", "clat_p99_
 NAME_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9._-]*$"
 
 
+_SHARE = re.compile(r"\d+(\.\d+)?%")
+
+
 def _is_relative(size: str) -> bool:
     return size.strip().endswith("%")
+
+
+def _share(value: str | None) -> float:
+    """The percentage of a ``size``/``offset`` share (``"75%"``), 0 when it is none."""
+    if value is None or not _is_relative(value):
+        return 0.0
+    if not _SHARE.fullmatch(value.strip()):
+        raise ValueError(f"{value!r} is not a share of the target (a number then %, e.g. 75%)")
+    return float(value.strip()[:-1])
 
 
 class Step(BaseModel):
@@ -77,9 +90,9 @@ class Step(BaseModel):
     iodepth: int = Field(1, ge=1, le=65536)
     numjobs: int = Field(1, ge=1, le=4096)
     rwmixread: int | None = Field(None, ge=0, le=100)
-    runtime_s: float | None = Field(None, gt=0)
-    ramp_s: float = Field(0, ge=0)
-    loops: int | None = Field(None, ge=1)
+    runtime_s: float | None = Field(None, gt=0, allow_inf_nan=False)
+    ramp_s: float = Field(0, ge=0, allow_inf_nan=False)
+    loops: int | None = Field(None, ge=1, le=2**31 - 1)
     size: str | None = None
     offset: str | None = None
     ioengine: str = "libaio"
@@ -106,12 +119,20 @@ class Step(BaseModel):
 
     @field_validator("size", "offset")
     @classmethod
-    def _check_size(cls, v: str | None) -> str | None:
-        if v is not None and not _is_relative(v):
+    def _check_size(cls, v: str | None, info: ValidationInfo) -> str | None:
+        if v is None:
+            return v
+        if not _is_relative(v):
             parse_size(v)
+        elif info.field_name == "size" and not 0 < _share(v) <= 100:
+            raise ValueError(f"size {v!r}: a share of the target is more than 0% and at most 100%")
+        elif info.field_name == "offset" and not 0 <= _share(v) < 100:
+            raise ValueError(f"offset {v!r}: a share of the target is 0% or more, under 100%")
         return v
 
     def model_post_init(self, _: Any) -> None:
+        if _share(self.size) + _share(self.offset) > 100:
+            raise ValueError(f"size {self.size} from offset {self.offset} ends past the target")
         if self.rw in MIXED_RW and self.rwmixread is None:
             raise ValueError(f"rw={self.rw} needs rwmixread (the read share in percent)")
         if self.runtime_s is None and self.loops is None:
@@ -180,7 +201,7 @@ class Rounds(BaseModel):
 
 def _item_kind(value: Any) -> str:
     if isinstance(value, dict):
-        return "rounds" if "track" in value else "step"
+        return "rounds" if "steps" in value else "step"
     return "rounds" if isinstance(value, Rounds) else "step"
 
 
@@ -329,7 +350,7 @@ def _format_validation(
         step = None
         if len(parts) >= 2 and parts[0] == "steps" and isinstance(parts[1], int):
             step = steps[parts[1]].get("name")
-            loc += f" ({step})"
+            loc += f" ({step})" if fio_options.line_problem(str(step)) is None else f" ({step!r})"
         field = next((p for p in reversed(parts) if isinstance(p, str) and p != "steps"), None)
         if field is not None and given.blame(field, err.get("input")):
             where = f"step {step!r}" if step else "the suite"
@@ -363,32 +384,67 @@ def _include_path(name: Any, source: Path) -> Path:
     )
 
 
+def _kind(value: Any) -> str:
+    return {dict: "a table", list: "a list", str: "a string"}.get(type(value), repr(value))
+
+
+def _table(value: Any, source: Path, key: str) -> dict[str, Any]:
+    """``value`` (absent: empty) when it is a table, else SuiteError naming ``key``."""
+    if value is None:
+        return {}
+    if not isinstance(value, dict):
+        raise SuiteError(f"{source}: {key} must be a table, not {_kind(value)}")
+    return value
+
+
+def _tables(value: Any, source: Path, key: str) -> list[dict[str, Any]]:
+    """``value`` (absent: empty) when it is a list of tables, else SuiteError naming ``key``."""
+    if value is None:
+        return []
+    if not isinstance(value, list):
+        raise SuiteError(f"{source}: {key} must be a list of tables, not {_kind(value)}")
+    if bad := [v for v in value if not isinstance(v, dict)]:
+        raise SuiteError(f"{source}: {key} must be a list of tables, not hold {_kind(bad[0])}")
+    return value
+
+
+def _names(value: Any, source: Path, key: str) -> list[str]:
+    """``value`` as a list of names (one name, or absent: none), else SuiteError naming ``key``."""
+    value = [] if value is None else [value] if isinstance(value, str) else value
+    if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+        raise SuiteError(f"{source}: {key} must be a name or a list of names, not {value!r}")
+    return value
+
+
+def _defaults(value: Any, source: Path) -> dict[str, Any]:
+    """The ``defaults`` table, its ``options`` a table; it holds no steps."""
+    defaults = _table(value, source, "defaults")
+    if nested := [k for k in ("steps", "rounds") if k in defaults]:
+        raise SuiteError(f"{source}: defaults cannot hold {nested[0]}: it applies to steps")
+    return {**defaults, "options": _table(defaults.get("options"), source, "defaults.options")}
+
+
 def _merge_includes(data: dict[str, Any], source: Path, seen: tuple[Path, ...]) -> dict[str, Any]:
-    """Fold ``include``d suites into ``data``: their params/defaults under this file's."""
-    includes = data.pop("include", [])
-    includes = [includes] if isinstance(includes, str) else includes
-    if not isinstance(includes, list):
-        raise SuiteError(f"{source}: include takes a suite name or a list of them")
+    """Fold ``include``d suites into ``data``: their params/defaults under this file's. The
+    result holds a ``params`` table, a ``defaults`` table and ``steps``, a list of tables."""
+    includes = _names(data.pop("include", None), source, "include")
+    excluded = _names(data.pop("exclude", None), source, "exclude")
     params: dict[str, Any] = {}
     defaults: dict[str, Any] = {}
-    steps: list[Any] = []
+    steps: list[dict[str, Any]] = []
     for name in includes:
         path = _include_path(name, source)
         if path.resolve() in seen:
             raise SuiteError(f"{source}: include cycle through {path}")
         base = _merge_includes(_read_mapping(path), path, (*seen, path.resolve()))
-        params |= base.get("params", {})
-        defaults = _merge_defaults(defaults, base.get("defaults", {}))
-        steps += base.get("steps", [])
-    if not isinstance(data.get("steps", []), list):
-        raise SuiteError(f"{source}: 'steps' must be a list of tables")
-    excluded = set(data.pop("exclude", []))
+        params |= base["params"]
+        defaults = _merge_defaults(defaults, base["defaults"])
+        steps += base["steps"]
+    own = _tables(data.get("steps"), source, "steps")
     merged = dict(data)
-    merged["params"] = params | (data.get("params") or {})
-    merged["defaults"] = _merge_defaults(defaults, data.get("defaults") or {})
-    merged["steps"] = [
-        s for s in steps + (data.get("steps") or []) if s.get("name") not in excluded
-    ]
+    merged["params"] = params | _table(data.get("params"), source, "params")
+    merged["defaults"] = _merge_defaults(defaults, _defaults(data.get("defaults"), source))
+    merged["steps"] = [s for s in steps + own if s.get("name") not in excluded]
     return merged
 
 
@@ -399,7 +455,7 @@ def _merge_defaults(base: dict[str, Any], over: dict[str, Any]) -> dict[str, Any
 def _substitute(value: Any, params: dict[str, Any], source: Path) -> Any:
     if isinstance(value, str) and value.startswith("@"):
         if value[1:] not in params:
-            raise SuiteError(f"{source}: {value} names no entry of [params]")
+            raise SuiteError(f"{source}: {value!r} names no entry of [params]")
         return params[value[1:]]
     if isinstance(value, dict):
         return {k: _substitute(v, params, source) for k, v in value.items()}
@@ -409,46 +465,50 @@ def _substitute(value: Any, params: dict[str, Any], source: Path) -> Any:
 
 
 def _expand(step: dict[str, Any], source: Path, given: _SetParams) -> list[dict[str, Any]]:
-    """One step per combination of the list-valued expandable fields."""
+    """One step per combination of the list-valued expandable fields; each ``{field}`` in the
+    name becomes the step's value."""
     lists = [k for k in step if k in EXPANDABLE and isinstance(step[k], list)]
     if not lists:
         return [step]
     name = str(step.get("name", ""))
     missing = [k for k in lists if "{" + k + "}" not in name]
-    if missing:
+    empty = [k for k in lists if not step[k]]
+    if missing or empty:
+        k = (missing or empty)[0]
         problem = (
-            f"lists several {', '.join(missing)}: "
+            f"lists no {k}: give it at least one value"
+            if empty
+            else f"lists several {', '.join(missing)}: "
             f"put {' '.join('{' + k + '}' for k in missing)} in its name"
         )
-        raise given.error(missing[0], step[missing[0]], f"step {name!r}", problem, source)
+        raise given.error(k, step[k], f"step {name!r}", problem, source)
     out = []
     for combo in itertools.product(*(step[k] for k in lists)):
         values = dict(zip(lists, combo, strict=True))
-        out.append({**step, **values, "name": name.format_map(_Keep(values))})
+        named = name
+        for key, value in values.items():
+            named = named.replace("{" + key + "}", str(value))
+        out.append({**step, **values, "name": named})
     return out
 
 
-class _Keep(dict):
-    """format_map that leaves unknown ``{placeholders}`` as they are."""
-
-    def __missing__(self, key: str) -> str:
-        return "{" + key + "}"
-
-
 def _build_steps(
-    raw: list[Any], defaults: dict[str, Any], source: Path, given: _SetParams
-) -> list[Any]:
-    built: list[Any] = []
+    raw: list[dict[str, Any]], defaults: dict[str, Any], source: Path, given: _SetParams
+) -> list[dict[str, Any]]:
+    built: list[dict[str, Any]] = []
     for step in raw:
-        if not isinstance(step, dict):
-            raise SuiteError(f"{source}: every entry of 'steps' must be a table")
+        where = f"step {step.get('name')!r}"
         if "rounds" in step:
-            block = dict(step["rounds"]) if isinstance(step["rounds"], dict) else {}
+            if extra := sorted(map(str, step.keys() - {"name", "rounds", "steps"})):
+                raise SuiteError(f"{source}: {where}: a rounds block takes no {extra[0]}")
+            block = dict(_table(step["rounds"], source, f"{where}: rounds"))
             block["name"] = step.get("name")
-            block["steps"] = _build_steps(step.get("steps") or [], defaults, source, given)
+            inner = _tables(step.get("steps"), source, f"{where}: steps")
+            block["steps"] = _build_steps(inner, defaults, source, given)
             built.append(block)
             continue
-        options = {**defaults.get("options", {}), **step.get("options", {})}
+        own = _table(step.get("options"), source, f"{where}: options")
+        options = {**defaults.get("options", {}), **own}
         built += _expand({**defaults, **step, "options": options}, source, given)
     return built
 
@@ -502,16 +562,14 @@ def parse_suite(
             "with --allow-fio-option NAME"
         )
     data = _merge_includes(dict(data), source, (source.resolve(),))
-    suite_params = data.pop("params") or {}
-    defaults = data.pop("defaults") or {}
-    raw_steps = data.get("steps")
-    if not isinstance(suite_params, dict):
-        raise SuiteError(f"{source}: 'params' must be a table")
+    suite_params = data.pop("params")
+    defaults = data.pop("defaults")
+    raw_steps = data["steps"]
     given = _SetParams(params or {}, [defaults, raw_steps])
     _check_set_names(given.given, suite_params, str(data.get("name", source)))
     suite_params = {**suite_params, **given.given}
-    if not isinstance(defaults, dict) or not isinstance(raw_steps, list) or not raw_steps:
-        raise SuiteError(f"{source}: 'defaults' must be a table and 'steps' a list of tables")
+    if not raw_steps:
+        raise SuiteError(f"{source}: steps must be a list of tables, and not empty")
     defaults = _substitute(defaults, suite_params, source)
     steps = _build_steps(_substitute(raw_steps, suite_params, source), defaults, source, given)
     for step in steps:

@@ -8,6 +8,7 @@ import hashlib
 import json
 import re
 import subprocess
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
@@ -327,3 +328,91 @@ def test_every_name_in_the_policy_is_a_fio_option() -> None:
     policy |= set().union(*fio_options.GUARDED.values())
     command_line_only = ["trigger", "trigger-file", "trigger-remote", "trigger-timeout"]
     assert _unknown_to_fio(policy | {"no_such_option"}) == ["no_such_option", *command_line_only]
+
+
+def _fio_aliases() -> dict[str, str]:
+    """alias -> option, from ``fio --cmdhelp=NAME`` of every option ``--cmdhelp=all`` lists."""
+    names = re.findall(r"^\s*([a-z][\w-]*)\s*:", _fio("--cmdhelp=all"), re.MULTILINE)
+    with ThreadPoolExecutor(4) as pool:
+        texts = list(pool.map(lambda name: _fio(f"--cmdhelp={name}"), names))
+    pattern = re.compile(r"^\s*([a-z][\w-]*): .*\n\s*alias: ([a-z][\w-]*)\s*$", re.MULTILINE)
+    return {m.group(2): m.group(1) for text in texts for m in pattern.finditer(text)}
+
+
+def _policy_group(name: str) -> str | None:
+    """Which group of the policy holds ``name`` (a step field's by the field), or None."""
+    if name in fio_options.STEP_FIELDS:
+        return f"step field {fio_options.STEP_FIELDS[name]}"
+    groups = {"ssdlab's own": fio_options.SSDLAB_OWN, "allowed": fio_options.ALLOWED}
+    return next((g for g, names in (groups | fio_options.GUARDED).items() if name in names), None)
+
+
+def test_fio_aliases_are_in_the_group_of_their_option() -> None:
+    """An alias the policy does not know would pass a step field or ssdlab's own option."""
+    aliases = _fio_aliases()
+    if not aliases:
+        assert not _fio("--version").startswith("fio-3.33"), "fio 3.33's help did not parse"
+        pytest.skip("this fio's --cmdhelp output lists no aliases ssdlab can parse")
+    assert aliases["fileoffset"] == "offset" and aliases["disable_bw"] == "disable_bw_measurement"
+    wrong = {
+        alias: (option, _policy_group(alias), _policy_group(option))
+        for alias, option in aliases.items()
+        if _policy_group(alias) != _policy_group(option)
+    }
+    assert wrong == {}
+
+
+@pytest.mark.parametrize(
+    ("name", "value"),
+    [
+        ("write_iolog", "/dev/sda"),
+        ("replay_redirect", "/dev/nvme0n1"),
+        ("read_iolog", "/proc/self/mem"),
+        ("directory", "/sys/block"),
+        ("directory", "/tmp:/dev"),
+        ("mem", "mmap:/dev/sda"),
+        ("opendir", "//dev/./disk"),
+        ("filename_format", "/tmp/../dev/sda"),
+        ("write_iolog", "{link}"),
+    ],
+)
+def test_opted_in_file_options_cannot_name_system_paths(
+    tmp_path: Path, name: str, value: str
+) -> None:
+    link = tmp_path / "link"
+    link.symlink_to("/dev/null")
+    options = f'options = {{ {name} = "{value.format(link=link)}" }}'
+    suite = suite_file(tmp_path, 'rw = "read"\n' + options)
+    with pytest.raises(SuiteError, match=f"'{name}'.*system path") as exc:
+        load_suite(suite, allow_fio_options=[name])
+    assert str(suite) in str(exc.value) and "step 'a'" in str(exc.value)
+    step = load_suite(suite_file(tmp_path, 'rw = "read"', "ok.toml")).steps[0]
+    with pytest.raises(SuiteError, match="system path"):  # the job file checks it again
+        job_file(step.model_copy(update={"options": {name: value.format(link=link)}}),
+                 str(tmp_path / "t"), direct=True, header="h")  # fmt: skip
+
+
+@pytest.mark.parametrize("name", ["write_iolog", "replay_redirect", "read_iolog"])
+def test_opted_in_file_options_that_write_make_the_step_write(tmp_path: Path, name: str) -> None:
+    suite = suite_file(tmp_path, f'rw = "read"\noptions = {{ {name} = "{tmp_path / "x"}" }}')
+    assert load_suite(suite, allow_fio_options=[name]).writes
+
+
+@pytest.mark.parametrize(
+    ("fields", "message"),
+    [
+        ('size = "200%"', "size '200%': a share of the target is more than 0% and at most 100%"),
+        ('size = "60%"\noffset = "50%"', "size 60% from offset 50% ends past the target"),
+        ('size = "10%"\noffset = "100%"', "offset '100%'"),
+    ],
+)
+def test_shares_beyond_the_target_are_refused_and_leave_it_alone(
+    tmp_path: Path, fields: str, message: str
+) -> None:
+    """fio cut a file target to 0 bytes to read ``size = "200%"`` of it."""
+    target = tmp_path / "target"
+    target.write_bytes(b"A" * 2**20)
+    suite = suite_file(tmp_path, 'rw = "read"\n' + fields, head=SUITE.replace('size = "4m"', ""))
+    error = refused("run", suite, "--target", target, "--out", tmp_path / "o")
+    assert str(suite) in error and "(a)" in error and message in error
+    assert target.read_bytes() == b"A" * 2**20

@@ -98,6 +98,79 @@ def test_invalid_suites_name_file_and_field(tmp_path: Path, text: str, message: 
     assert message in str(exc.value) and "\n" not in str(exc.value)
 
 
+STEP = '[[steps]]\nname = "a"\nrw = "read"\nruntime_s = 1\n'
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        ("steps = [1]\n", "steps must be a list of tables, not hold 1"),
+        ('steps = "a"\n', "steps must be a list of tables, not a string"),
+        ("exclude = 5\n" + STEP, "exclude must be a name or a list of names"),
+        ("exclude = [[1]]\n" + STEP, "exclude must be a name or a list of names"),
+        ("include = [1]\n" + STEP, "include must be a name or a list of names"),
+        ("params = [1]\n" + STEP, "params must be a table, not a list"),
+        ("defaults = [1]\n" + STEP, "defaults must be a table, not a list"),
+        ("defaults = { options = [1] }\n" + STEP, "defaults.options must be a table"),
+        ("defaults = { steps = [] }\n" + STEP, "defaults cannot hold steps"),
+        (STEP + "options = [1]\n", "step 'a': options must be a table, not a list"),
+        ('[[steps]]\nname = "b"\nrounds = 5\n', "step 'b': rounds must be a table"),
+        ('[[steps]]\nname = "b"\nsteps = 5\nrounds = { track = "a" }\n', "step 'b': steps"),
+        ('[[steps]]\nname = "b"\nsteps = [1]\nrounds = { track = "a" }\n', "not hold 1"),
+        ('[[steps]]\nname = "b"\nrw = "read"\nrounds = {}\n', "rounds block takes no rw"),
+        (
+            '[[steps]]\nname = "b"\nrounds = { track = "a" }\n',
+            "steps.0.steps (b): List should have at least 1",
+        ),
+        (STEP.replace('"a"', '"a{iodepth}{0}"') + "iodepth = [1, 2]\n", "steps.0.name"),
+        (STEP.replace('"a"', '"a{iodepth}"') + "iodepth = []\n", "lists no iodepth"),
+        (STEP + "ramp_s = inf\n", "ramp_s"),
+        (STEP + "options = { rate_iops = inf }\n", "'rate_iops': value inf is not a finite"),
+    ],
+)
+def test_malformed_suites_give_one_line(tmp_path: Path, text: str, message: str) -> None:
+    path = write(tmp_path, "bad.toml", 'name = "x"\n' + text)
+    with pytest.raises(SuiteError) as exc:
+        load_suite(path)
+    assert str(exc.value).startswith(f"{path}: ") and "\n" not in str(exc.value)
+    assert message in str(exc.value)
+
+
+def test_expanded_names_replace_every_placeholder(tmp_path: Path) -> None:
+    step = STEP.replace('"a"', '"a{iodepth}-b{iodepth}"') + "iodepth = [1, 2]\n"
+    steps = load_suite(write(tmp_path, "s.toml", 'name = "x"\n' + step)).steps
+    assert [s.name for s in steps] == ["a1-b1", "a2-b2"]
+
+
+@pytest.mark.parametrize(
+    ("size", "offset", "message"),
+    [
+        ("200%", None, "size '200%': a share of the target is more than 0% and at most 100%"),
+        ("0%", None, "size '0%'"),
+        ("x%", None, "'x%' is not a share of the target"),
+        ("1e3%", None, "is not a share"),
+        ("50%", "100%", "offset '100%': a share of the target is 0% or more, under 100%"),
+        ("60%", "50%", "size 60% from offset 50% ends past the target"),
+        ("100%", "0.5%", "ends past the target"),
+    ],
+)
+def test_shares_of_the_target_stay_within_it(
+    tmp_path: Path, size: str, offset: str | None, message: str
+) -> None:
+    body = STEP + f'size = "{size}"\n' + (f'offset = "{offset}"\n' if offset else "")
+    path = write(tmp_path, "s.toml", 'name = "x"\n' + body)
+    with pytest.raises(SuiteError, match=re.escape(message)) as exc:
+        load_suite(path)
+    assert str(path) in str(exc.value) and "(a): Value error" in str(exc.value)
+
+
+@pytest.mark.parametrize(("size", "offset"), [("100%", None), ("50%", "50%"), ("0.5%", "0%")])
+def test_shares_within_the_target_load(tmp_path: Path, size: str, offset: str | None) -> None:
+    body = STEP + f'size = "{size}"\n' + (f'offset = "{offset}"\n' if offset else "")
+    (step,) = load_suite(write(tmp_path, "s.toml", 'name = "x"\n' + body)).steps
+    assert (step.size, step.offset) == (size, offset)
+
+
 def test_unknown_suite_lists_builtins() -> None:
     with pytest.raises(SuiteError, match="quick"):
         load_suite("no-such-suite")
@@ -157,6 +230,11 @@ def test_size_strings_read_as_fio_reads_them(tmp_path: Path, size: str) -> None:
         ({"thinktime": "1 0"}, (), "has ' '"),
         ({"percentile_list": "50:99"}, (), None),
         ({"continue_on_error": "all"}, ("continue_on_error",), None),
+        ({"fileoffset": "1m"}, (), "set it as the step's `offset` field"),
+        ({"disable_bw": 1}, (), "ssdlab sets it"),
+        ({"nr_files": 2}, (), "'nr_files' chooses files or devices"),
+        ({"ss": "iops:10%"}, (), "not on ssdlab's list of options"),
+        ({"wait_for_previous": 1, "ratecycle": 500}, (), None),
     ],
 )
 def test_option_policy(tmp_path: Path, options: dict, allowed: tuple, message: str | None) -> None:
