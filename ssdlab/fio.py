@@ -75,8 +75,9 @@ def job_file(
     The last line of defence of :mod:`ssdlab.fio_options` (the suite was checked when it was
     loaded): SuiteError for an option that would override ssdlab's own lines or a step field,
     and for a value, target or header that could end its line in the job file."""
+    fio_options.check_target(filename)
     glob: dict[str, str | int | float | bool] = {
-        "filename": filename,
+        "filename": fio_options.target_value(filename),
         "ioengine": step.ioengine,
         "direct": direct,
     }
@@ -127,14 +128,14 @@ def job_file(
 
 def _check_lines(step: Step, header: str, options: dict[str, str | int | float | bool]) -> None:
     """SuiteError unless everything keeps to its line: the header is one line, the step's
-    name a section name, every value fio's plain syntax and the target one file."""
+    name a section name, every value but the target (checked and escaped before) fio's plain
+    syntax."""
     if problem := fio_options.line_problem(header):
         raise SuiteError(f"job file header for step {step.name!r}: {problem}")
     if not re.fullmatch(NAME_PATTERN, step.name):
         raise SuiteError(f"step {step.name!r}: not a valid section name for a job file")
-    fio_options.check_target(str(options["filename"]))
     for key, value in options.items():
-        if problem := fio_options.value_problem(value):
+        if key != "filename" and (problem := fio_options.value_problem(value)):  # checked
             raise SuiteError(f"step {step.name!r}: {key}: {problem}")
 
 

@@ -124,6 +124,7 @@ SAFE_ENGINES = frozenset(
 _NAME = re.compile(r"[a-z][a-z0-9_-]*")
 _VALUE = re.compile(r"[A-Za-z0-9_.,:/%+-]+")
 _CONTROL = re.compile(r"[\x00-\x1f\x7f]")
+_TARGET_BAD = re.compile(r"[\x00-\x1f\x7f$\\]")
 
 
 def fio_value(value: str | int | float | bool) -> str:
@@ -238,11 +239,21 @@ def writes(rw_writes: bool, ioengine: str, options: Collection[str]) -> bool:
 
 
 def check_target(path: str) -> None:
-    """SuiteError unless ``path`` can be a job file's ``filename``: fio's plain value syntax,
-    and no ``:`` (fio's separator of file names)."""
-    problem = value_problem(path) or (":" in path and "fio reads ':' as a separator of file names")
-    if problem:
-        raise SuiteError(f"target {path!r} cannot be written to a fio job file: {problem}")
+    """SuiteError unless ``path`` can be a job file's ``filename``: no control character,
+    ``$`` (fio expands variables) or ``\\`` (fio's escape), no blank at either end (fio strips
+    it). A ``:``, fio's separator of file names, is escaped by :func:`target_value`."""
+    if found := _TARGET_BAD.search(path):
+        problem = f"it holds {found[0]!r}"
+    elif path != path.strip():
+        problem = "it starts or ends with a blank"
+    else:
+        return
+    raise SuiteError(f"target {path!r} cannot be written to a fio job file: {problem}")
+
+
+def target_value(path: str) -> str:
+    """``path`` as a job file's ``filename`` value: ``:`` escaped, as fio documents."""
+    return path.replace(":", "\\:")
 
 
 def line_problem(text: str) -> str | None:

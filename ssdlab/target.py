@@ -10,6 +10,7 @@ import stat
 import subprocess
 from pathlib import Path
 
+from . import fio_options
 from .atomic import write_error
 from .devices import check_readable, check_writable
 from .errors import SsdlabError
@@ -68,6 +69,7 @@ def plan_target(
     """Check the target and describe it as :func:`prepare_target` would leave it, changing
     nothing (a file's size is what it will have once grown to ``size_bytes``)."""
     path = (results_dir / TEMP_TARGET if target is None else target).absolute()
+    fio_options.check_target(str(path))  # before anything is written, not at the first step
     if path.exists() and stat.S_ISBLK(path.stat().st_mode):
         device = check_writable(path, destroy_data) if writes else check_readable(path)
         return TargetInfo(

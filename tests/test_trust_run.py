@@ -535,3 +535,10 @@ def test_the_lock_never_follows_a_link(tmp_path: Path) -> None:
     ):
         pass
     assert victim.read_text() == "keep"
+
+
+def test_a_target_fio_cannot_name_is_refused_before_anything_is_written(tmp_path: Path) -> None:
+    out = tmp_path / "run$HOME"
+    proc = ssdlab_cli("run", write_suite(tmp_path, TWO_STEPS), "--out", out)
+    assert proc.returncode == 1 and "cannot be written to a fio job file" in errors(proc)[0]
+    assert not (out / "target.tmp").exists() and not (out / "manifest.json").exists()

@@ -269,7 +269,7 @@ def fio_jobs(
         else []
     )
     glob = [
-        f"filename={':'.join(targets)}",
+        f"filename={':'.join(map(fio_options.target_value, targets))}",
         f"ioengine={ioengine}",
         f"direct={int(direct)}",
         "thread=1",
