@@ -66,6 +66,19 @@ ioengine = "null"
 """
 
 
+#: ``python -c RUN_FLEET SUITE HOSTS OUT``: a fleet run in its own process, exit 130 when stopped
+RUN_FLEET = (
+    "import sys; from pathlib import Path\n"
+    "from ssdlab.fleet import parse_hosts, run_fleet\n"
+    "from ssdlab.runner import RunInterrupted\n"
+    "from ssdlab.suite import load_suite\n"
+    "try:\n"
+    "    run_fleet(load_suite(sys.argv[1]), parse_hosts(sys.argv[2]), Path(sys.argv[3]))\n"
+    "except RunInterrupted as exc:\n"
+    "    print(exc, file=sys.stderr); sys.exit(130)\n"
+)
+
+
 def _children(pid: int) -> list[int]:
     try:
         return [int(p) for p in Path(f"/proc/{pid}/task/{pid}/children").read_text().split()]
@@ -455,19 +468,9 @@ def test_interrupt_stops_every_host_and_keeps_what_was_measured(
     s1, s2 = start_server("127.0.0.2"), start_server("127.0.0.3")
     (tmp_path / "long.toml").write_text(SUITE.replace("runtime_s = 0.5", "runtime_s = 30"))
     hosts = f"{s1.spec(tmp_path / 'a.bin')},{s2.spec(tmp_path / 'b.bin')}"
-    script = (
-        "import sys; from pathlib import Path\n"
-        "from ssdlab.fleet import parse_hosts, run_fleet\n"
-        "from ssdlab.runner import RunInterrupted\n"
-        "from ssdlab.suite import load_suite\n"
-        "try:\n"
-        "    run_fleet(load_suite(sys.argv[1]), parse_hosts(sys.argv[2]), Path(sys.argv[3]))\n"
-        "except RunInterrupted as exc:\n"
-        "    print(exc, file=sys.stderr); sys.exit(130)\n"
-    )
     out = tmp_path / "out"
     proc = subprocess.Popen(
-        [sys.executable, "-c", script, str(tmp_path / "long.toml"), hosts, str(out)],
+        [sys.executable, "-c", RUN_FLEET, str(tmp_path / "long.toml"), hosts, str(out)],
         stderr=subprocess.PIPE,
         text=True,
     )

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 from conftest import IMAGE_BYTES, Loops, needs_loop, sh
-from test_fleet import Server, _wait_for, fio_servers
+from test_fleet import RUN_FLEET, Server, _wait_for, fio_servers
 
 import ssdlab
 from ssdlab.errors import InputError, SsdlabError
@@ -239,18 +239,8 @@ def test_a_second_fleet_run_is_refused_and_a_resume_checks_the_target(
     _suite(tmp_path, "write", runtime_s=30)
     a, link, out = tmp_path / "a.bin", tmp_path / "drive", tmp_path / "out"
     link.symlink_to(a)
-    script = (
-        "import sys; from pathlib import Path\n"
-        "from ssdlab.fleet import parse_hosts, run_fleet\n"
-        "from ssdlab.runner import RunInterrupted\n"
-        "from ssdlab.suite import load_suite\n"
-        "try:\n"
-        "    run_fleet(load_suite(sys.argv[1]), parse_hosts(sys.argv[2]), Path(sys.argv[3]))\n"
-        "except RunInterrupted:\n"
-        "    sys.exit(130)\n"
-    )
     first = subprocess.Popen(
-        [sys.executable, "-c", script, str(tmp_path / "write.toml"), server.spec(link), out],
+        [sys.executable, "-c", RUN_FLEET, str(tmp_path / "write.toml"), server.spec(link), out],
         stderr=subprocess.PIPE,
         text=True,
     )
