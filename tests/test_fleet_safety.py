@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 from conftest import IMAGE_BYTES, Loops, needs_loop, sh
 from test_fleet import RUN_FLEET, Server, _wait_for, fio_servers
+from test_trust_run import _past_the_end
 
 import ssdlab
 from ssdlab.errors import InputError, SsdlabError
@@ -295,15 +296,15 @@ def test_a_host_step_that_did_no_io_fails(
     path = tmp_path / "past-end.toml"
     path.write_text(
         'name = "past-end"\n[[steps]]\nname = "past-end"\nrw = "randread"\nruntime_s = 0.5\n'
-        'ioengine = "psync"\nsize = "1m"\noffset = "100%"\n'
+        'ioengine = "psync"\nsize = "1m"\n'
     )
     server = start_server("127.0.0.1")
     hosts = parse_hosts(server.spec(device))
     with pytest.raises(FleetFailed, match=r"step 'past-end' failed: fio did no I/O"):
-        run_fleet(load_suite(path), hosts, tmp_path / "out")
-    (step,) = Manifest.load(tmp_path / "out" / hosts[0].dirname).steps
-    assert step.status == "failed" and step.error is not None
-    assert step.error.startswith("fio did no I/O")
+        run_fleet(_past_the_end(load_suite(path)), hosts, tmp_path / "out")
+    recorded = json.loads((tmp_path / "out" / hosts[0].dirname / "manifest.json").read_text())
+    (step,) = recorded["steps"]  # read as JSON: its stand-in offset is no valid suite's
+    assert step["status"] == "failed" and step["error"].startswith("fio did no I/O")
 
 
 def test_a_missing_device_on_this_machine_is_never_created(tmp_path: Path) -> None:

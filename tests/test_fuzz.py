@@ -58,7 +58,7 @@ POWER_FILES = [
 SPECS = sorted((FIXTURES / "telemetry" / "endurance").glob("drive_spec.*"))
 
 FUZZ = settings(
-    max_examples=300,
+    max_examples=150,
     deadline=None,
     derandomize=True,
     database=None,
