@@ -95,15 +95,30 @@ def start(*args: str | Path, **popen: object) -> subprocess.Popen[str]:
     )
 
 
+def _fio_runs_in(directory: Path) -> bool:
+    """Whether a fio process works in ``directory`` (ssdlab starts fio in the step's)."""
+    for proc in Path("/proc").iterdir():
+        try:
+            if (proc / "comm").read_text().strip() == "fio" and (proc / "cwd").resolve() == (
+                directory.resolve()
+            ):
+                return True
+        except OSError:
+            continue
+    return False
+
+
 def wait_running(out: Path, step: str, proc: subprocess.Popen[str]) -> None:
-    """Until the manifest says ``step`` is running (whatever the machine's load)."""
+    """Until fio runs ``step`` (the manifest says so before fio has started; a signal in
+    between would stop the run before any I/O), whatever the machine's load."""
     deadline = time.monotonic() + 120
     while time.monotonic() < deadline and proc.poll() is None:
         try:
-            if any(s["name"] == step and s["status"] == "running" for s in manifest(out)["steps"]):
-                return
+            dirs = [s["dir"] for s in manifest(out)["steps"] if s["name"] == step]
         except (FileNotFoundError, json.JSONDecodeError):
-            pass
+            dirs = []
+        if dirs and _fio_runs_in(out / "steps" / f"{dirs[0]}.partial"):
+            return
         time.sleep(0.05)
     raise AssertionError(f"step {step} never ran (exit {proc.poll()})")
 
