@@ -51,7 +51,7 @@ from rich.console import Console
 from .. import __version__
 from ..atomic import write_text_atomic
 from ..errors import InputError, SsdlabError
-from ..fio import FioOutcome, fio_binary, fio_version, raise_keyboard_interrupt
+from ..fio import FioOutcome, fio_binary, fio_version
 from ..manifest import Manifest, StepRecord, TargetInfo, now
 from ..progress import RunDisplay
 from ..results import load
@@ -648,9 +648,7 @@ def run_fleet(
 
         write_fleet()  # a fleet killed outright is still resumed with its default files
         threads = [threading.Thread(target=m.run_all, daemon=True) for m in members]
-        main = threading.current_thread() is threading.main_thread()
-        previous = signal.signal(signal.SIGTERM, raise_keyboard_interrupt) if main else None
-        try:
+        try:  # guard_run makes SIGTERM a KeyboardInterrupt, as Ctrl-C is
             with display:
                 for thread in threads:
                     thread.start()
@@ -665,8 +663,6 @@ def run_fleet(
                         fleet.kill()
                         _wait(members)
         finally:
-            if main:
-                signal.signal(signal.SIGTERM, previous)
             for m in members:
                 entries[m.host.dirname] = (infos[m.host.server], m.error)
             write_fleet()
