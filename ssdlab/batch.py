@@ -24,7 +24,8 @@ import polars as pl
 
 from .catalog import find_results
 from .errors import InputError, SsdlabError
-from .manifest import MANIFEST, Manifest
+from .layout import MANIFEST
+from .manifest import Manifest
 from .resources import notebook_path
 from .review import (
     Section,

@@ -30,7 +30,7 @@ import polars as pl
 from . import __version__
 from .atomic import write_bytes_atomic
 from .errors import InputError, SsdlabError
-from .manifest import MANIFEST
+from .layout import MANIFEST
 from .results import FRAME_BUILDERS, Results, load
 
 CATALOG_DIR = ".ssdlab-catalog"

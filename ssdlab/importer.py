@@ -44,6 +44,7 @@ from .io.fio_hist import GROUPS
 from .io.fio_json import FioJson, FioRows, fio_frames, parse_fio_json
 from .io.fio_log import LOG_ROW, log_problem
 from .io.text import read_bytes
+from .layout import FRAMES, MANIFEST, frame_file
 from .lock import results_lock
 from .logs import (
     TIMESERIES_KINDS,
@@ -54,8 +55,7 @@ from .logs import (
     log_params,
     timeseries,
 )
-from .manifest import MANIFEST, Manifest, StepRecord, now
-from .results import FRAMES_DIR
+from .manifest import Manifest, StepRecord, now
 
 SNIFF_BYTES = 8192
 FIRST_READ = 2**16  # one read() takes a file this small whole
@@ -330,7 +330,7 @@ def import_results(
     with results_lock(out, "import"):
         if (out / MANIFEST).exists():  # checked under the lock: a finished import counts
             raise InputError(f"{out} already holds results; import into a new directory")
-        frames = out / FRAMES_DIR
+        frames = out / FRAMES
         made = out if new else None if frames.exists() else frames  # what a failure removes
         roots = [Path(os.path.normpath(p.absolute())) for p in paths]
         out_dir = Path(os.path.normpath(out.absolute()))
@@ -388,7 +388,6 @@ def _import(
             StepRecord(
                 index=i["step_index"],
                 name=i["step"],
-                dir=r.path,
                 status="ok",
                 sources=[r.path] + [log.path for log in r.logs],
             )
@@ -439,7 +438,7 @@ def write_frames(out: Path, frames: dict[str, pl.DataFrame]) -> None:
     for name, frame in frames.items():
         buf = io.BytesIO()
         frame.write_parquet(buf)
-        write_bytes_atomic(out / FRAMES_DIR / f"{name}.parquet", buf.getvalue())
+        write_bytes_atomic(frame_file(out, name), buf.getvalue())
 
 
 def write_import(out: Path, manifest: Manifest, frames: dict[str, pl.DataFrame]) -> None:

@@ -17,8 +17,7 @@ from pathlib import Path
 
 from .atomic import write_error
 from .errors import SsdlabError
-
-LOCK_FILE = ".ssdlab.lock"
+from .layout import LOCK_FILE
 
 
 @contextlib.contextmanager

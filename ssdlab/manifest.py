@@ -17,10 +17,10 @@ from pydantic import BaseModel, Field, ValidationError
 from .atomic import write_text_atomic
 from .errors import InputError
 from .io.text import read_bytes
+from .layout import MANIFEST
 from .suite import Step
 from .sysinfo import HostInfo
 
-MANIFEST = "manifest.json"
 StepStatus = Literal["pending", "running", "ok", "failed", "interrupted"]
 LOADABLE: tuple[StepStatus, ...] = ("ok", "interrupted")
 
@@ -43,7 +43,7 @@ class TargetInfo(BaseModel):
 class StepRecord(BaseModel):
     index: int
     name: str
-    dir: str
+    dir: str | None = None  # its folder under steps/ (a native run; imports: sources)
     status: StepStatus = "pending"
     started: datetime | None = None
     ended: datetime | None = None

@@ -16,11 +16,12 @@ from typing import Any
 
 import polars as pl
 
+from . import layout
 from .errors import InputError
 from .io import read_fio_json
+from .layout import FIO_JSON
 from .logs import find_job_logs, load_job_logs, log_params, timeseries
 from .manifest import LOADABLE, Manifest, StepRecord
-from .runner import FIO_JSON
 
 ID_COLUMNS = ["run_id", "label", "host", "step_index", "step", "block", "round", "status"]
 SUMMARY_FIRST = [
@@ -28,9 +29,6 @@ SUMMARY_FIRST = [
     "bw_bytes_s", "io_bytes", "runtime_s", "lat_mean_ns", "clat_mean_ns", "clat_p50_ns",
     "clat_p99_ns", "clat_p99_9_ns", "clat_p99_99_ns", "clat_max_ns", "usr_cpu", "sys_cpu",
 ]  # fmt: skip
-
-
-FRAMES_DIR = "frames"
 
 
 @dataclass
@@ -136,7 +134,7 @@ class Results(Frames):
 def _step_frames(
     results_dir: Path, manifest: Manifest, record: StepRecord
 ) -> tuple[pl.DataFrame, ...]:
-    step_dir = results_dir / "steps" / record.dir
+    step_dir = layout.step_dir(results_dir, record)
     fio = read_fio_json(step_dir / FIO_JSON)
     ids = {
         "run_id": manifest.run_id,
@@ -213,7 +211,7 @@ def _results(path: Path, manifest: Manifest, frames: list[pl.DataFrame]) -> Resu
 def _load_import(path: Path, manifest: Manifest) -> Results:
     frames = []
     for name in RAW_FRAMES:
-        file = path / FRAMES_DIR / f"{name}.parquet"
+        file = layout.frame_file(path, name)
         try:
             frames.append(pl.read_parquet(file))
         except (OSError, pl.exceptions.PolarsError) as exc:

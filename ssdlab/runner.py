@@ -49,8 +49,9 @@ from .fio import (
     run_fio,
 )
 from .io import read_fio_json
+from .layout import FIO_JSON, JOB_FILE, MANIFEST, RESERVE, step_dir
 from .lock import results_lock
-from .manifest import MANIFEST, Manifest, StepRecord, TargetInfo, now
+from .manifest import Manifest, StepRecord, TargetInfo, now
 from .progress import RunDisplay
 from .suite import Rounds, Step, Suite
 from .sysinfo import host_info
@@ -58,12 +59,9 @@ from .tables import format_bw, format_iops
 from .target import plan_target, prepare_target, purge, release_target
 from .units import parse_size
 
-FIO_JSON = "fio.json"
-JOB_FILE = "job.fio"
 DEFAULT_FILE_BYTES = 2**30
 #: written at the start of a run and removed to make room for the manifest when the file
 #: system fills up
-RESERVE = ".ssdlab.reserve"
 RESERVE_BYTES = 2**20
 _ENOSPC = os.strerror(errno.ENOSPC)
 OnError = Literal["stop", "continue"]
@@ -270,7 +268,7 @@ class _Run:
         hooks around fio, then ``inspect(step_dir)`` (an InputError becomes the step's error),
         the rename and the manifest update. Returns fio's outcome, the error, what ``inspect``
         returned."""
-        final = self.out / "steps" / record.dir
+        final = step_dir(self.out, record)
         partial = final.with_name(final.name + ".partial")
         for old in (final, partial):
             shutil.rmtree(old, ignore_errors=True)
@@ -354,7 +352,7 @@ class _Run:
             try:
                 if tracked.status != "ok":
                     raise InputError(f"tracked step {tracked.name} {tracked.status}")
-                jobs = inspect_step(self.out / "steps" / tracked.dir)[0]
+                jobs = inspect_step(step_dir(self.out, tracked))[0]
                 values.append(tracked_value(jobs, block.metric, block.direction))
             except InputError as exc:
                 self._determine(block, values, {"steady": False, "reason": str(exc)})

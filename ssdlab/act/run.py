@@ -25,7 +25,8 @@ from rich.console import Console
 from .. import __version__
 from ..errors import SsdlabError
 from ..fio import fio_binary, fio_version
-from ..manifest import MANIFEST, Manifest, StepRecord, now
+from ..layout import MANIFEST
+from ..manifest import Manifest, StepRecord, now
 from ..progress import RunDisplay
 from ..runner import (
     DEFAULT_FILE_BYTES,

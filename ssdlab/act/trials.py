@@ -37,14 +37,14 @@ from ..atomic import write_text_atomic
 from ..errors import InputError, SuiteError
 from ..io import read_fio_json
 from ..io.text import read_bytes
+from ..layout import ACT_RECORD, FIO_JSON
 from ..logs import find_job_logs, job_options
-from ..runner import FIO_JSON, inspect_step
+from ..runner import inspect_step
 from ..units import parse_size
 from .histogram import over_counts, read_hist_reads, same_layout
 from .latency import ACT_LIMITS, latency_table, passes, pct_column, slice_table
 from .log import ActLog
 
-ACT_RECORD = "act.json"
 THRESHOLDS_MS: tuple[float, ...] = tuple(ACT_LIMITS)
 ONE_X_READS = 2000  # reads/s per device at 1x load
 TrialStatus = Literal["running", "passed", "failed", "cant_keep_up", "abandoned"]

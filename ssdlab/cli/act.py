@@ -386,7 +386,8 @@ def import_(
     from ..act import ActRecord, native_trial, read_act_log
     from ..atomic import write_bytes_atomic
     from ..importer import write_import
-    from ..manifest import MANIFEST, Manifest, now
+    from ..layout import MANIFEST
+    from ..manifest import Manifest, now
     from ..results import RAW_FRAMES
 
     act = read_act_log(log)

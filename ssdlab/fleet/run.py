@@ -52,6 +52,7 @@ from .. import __version__
 from ..atomic import write_text_atomic
 from ..errors import InputError, SsdlabError
 from ..fio import FioOutcome, fio_binary, fio_version
+from ..layout import FLEET_FILE
 from ..manifest import Manifest, StepRecord, TargetInfo, now
 from ..progress import RunDisplay
 from ..results import load
@@ -72,7 +73,6 @@ from .aggregate import all_clients
 from .hosts import Host, described_target, is_this_machine, judge_targets
 from .probe import DEFAULT_TIMEOUT_S, ServerInfo, probe_servers, version_mismatch
 
-FLEET_FILE = "fleet.json"
 #: Seconds a step may overrun its planned time before its host counts as hung.
 DEFAULT_GRACE_S = 300.0
 STEP_KEYS = ["step", "block", "round"]

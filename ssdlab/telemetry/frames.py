@@ -33,12 +33,13 @@ from typing import TypeVar
 
 import polars as pl
 
+from .. import layout
 from ..errors import InputError
 from ..io import read_fio_json, read_fio_log
 from ..io.fio_json import INT64_MAX, FioJson
+from ..layout import FIO_JSON
 from ..logs import find_job_logs, log_params
 from ..manifest import LOADABLE, Manifest, StepRecord
-from ..runner import FIO_JSON
 from . import store
 from .endurance import (
     DriveSpec,
@@ -139,7 +140,7 @@ def _steps(results_dir: Path, manifest: Manifest) -> list[tuple[StepRecord, Path
     if manifest.source != "run":
         return []
     return [
-        (record, results_dir / "steps" / record.dir)
+        (record, layout.step_dir(results_dir, record))
         for record in manifest.steps
         if record.status in LOADABLE
     ]

@@ -29,19 +29,17 @@ import polars as pl
 from ..atomic import write_bytes_atomic, write_text_atomic
 from ..errors import InputError
 from ..io.text import read_text
+from ..layout import DRIVE_SPEC_NAMES, POWER_DIR, SMART_DIR
 from ._values import parse_json
 from .power import PowerTrace
 from .power.trace import first_line
 from .record import SmartRecord
 from .snapshot import read_snapshot
 
-DRIVE_SPEC_NAMES = ("drive.toml", "drive.yaml", "drive.yml")
-POWER_DIR = "power"
 SAMPLES_CSV = "samples.csv"
 TRACE = "trace.parquet"
 SOURCE = "source.json"
 RAW_DIR = "raw"
-SMART_DIR = "smart"
 CAPTURES = "captures.json"
 PHASES = ("before", "after")
 
