@@ -47,16 +47,11 @@ from . import fio_options
 from .errors import InputError, SuiteError
 from .io.text import read_mapping
 from .units import format_size, parse_size
+from .vocab import MIXED_RW, READ_RW, Direction, ReadWrite
 
 BUILTIN_DIR = Path(__file__).resolve().parent / "suites"
 EXPANDABLE = ("iodepth", "numjobs", "bs", "rwmixread")
-READ_ONLY_RW = {"read", "randread"}
 
-ReadWrite = Literal[
-    "read", "write", "trim", "randread", "randwrite", "randtrim",
-    "rw", "readwrite", "randrw", "trimwrite",
-]  # fmt: skip
-MIXED_RW = {"rw", "readwrite", "randrw"}
 Metric = Literal["iops", "bw_bytes_s", "lat_mean_ns", "clat_mean_ns", "clat_p99_ns"]
 NAME_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9._-]*$"
 
@@ -150,7 +145,7 @@ class Step(BaseModel):
     @property
     def writes(self) -> bool:
         """Whether fio would write: see :func:`ssdlab.fio_options.writes`."""
-        return fio_options.writes(self.rw not in READ_ONLY_RW, self.ioengine, self.options)
+        return fio_options.writes(self.rw not in READ_RW, self.ioengine, self.options)
 
     def scaled(self, factor: float) -> Step:
         """Durations and absolute sizes times ``factor`` (shares of the target stay)."""
@@ -174,7 +169,7 @@ class Rounds(BaseModel):
     window: int = Field(5, ge=2)
     track: str
     metric: Metric = "iops"
-    direction: Literal["read", "write", "trim"] | None = None
+    direction: Direction | None = None
     steps: list[Step] = Field(min_length=1)
 
     def model_post_init(self, _: Any) -> None:

@@ -41,6 +41,7 @@ from ..layout import ACT_RECORD, FIO_JSON
 from ..logs import find_job_logs, job_options
 from ..runner import inspect_step
 from ..units import parse_size
+from ..vocab import DIRECTIONS
 from .histogram import over_counts, read_hist_reads, same_layout
 from .latency import ACT_LIMITS, latency_table, passes, pct_column, slice_table
 from .log import ActLog
@@ -49,7 +50,6 @@ THRESHOLDS_MS: tuple[float, ...] = tuple(ACT_LIMITS)
 ONE_X_READS = 2000  # reads/s per device at 1x load
 TrialStatus = Literal["running", "passed", "failed", "cant_keep_up", "abandoned"]
 VERDICTS: tuple[TrialStatus, ...] = ("passed", "failed", "cant_keep_up")
-_DIRECTIONS = {"read": 0, "write": 1, "trim": 2}
 
 
 class SliceResult(BaseModel):
@@ -173,7 +173,7 @@ def _requested_ops(options: dict[str, str], direction: str, bs_bytes: int) -> fl
     """Operations/s a job's ``rate_iops`` or ``rate`` (bytes/s) asks of ``direction``."""
     for key, per_op in (("rate_iops", 1), ("rate", bs_bytes)):
         values = options.get(key, "").split(",")
-        value = values[_DIRECTIONS[direction]] if len(values) > 1 else values[0]
+        value = values[DIRECTIONS.index(direction)] if len(values) > 1 else values[0]
         if value.strip():
             return parse_size(value.strip()) / per_op
     return None

@@ -23,13 +23,13 @@ import polars as pl
 
 from ..errors import InputError
 from ..units import percentile_name
+from ..vocab import DIRECTIONS
 from .fio_log import cut_problem, split_partial
 from .text import read_bytes
 
 PLAT_BITS = 6
 PLAT_VAL = 1 << PLAT_BITS
 GROUPS = {3: 29, 2: 19}  # fio major version -> FIO_IO_U_PLAT_GROUP_NR
-_DDIR = {0: "read", 1: "write", 2: "trim"}
 
 
 def plat_idx_to_val(idx: np.ndarray, edge: float = 0.5) -> np.ndarray:
@@ -148,7 +148,7 @@ def read_fio_hist_log(path: str | Path) -> tuple[pl.DataFrame, dict[str, Any]]:
         .select(
             "time_ms",
             pl.col("ddir")
-            .replace_strict(_DDIR, default=None, return_dtype=pl.String)
+            .replace_strict(dict(enumerate(DIRECTIONS)), default=None, return_dtype=pl.String)
             .alias("direction"),
             "bs_bytes",
             "bin",

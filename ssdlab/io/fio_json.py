@@ -24,17 +24,12 @@ import polars as pl
 
 from ..errors import InputError
 from ..units import parse_size, percentile_name
+from ..vocab import DIRECTIONS, RW_DIRECTIONS, base_rw
 from .fio_hist import plat_idx_to_val
 from .text import read_bytes
 
-DIRECTIONS = ("read", "write", "trim")
 #: fio's default percentile list, as canonical column suffixes (99.9 -> ``p99_9``).
 DEFAULT_PERCENTILES = (1, 5, 10, 20, 30, 40, 50, 60, 70, 80, 90, 95, 99, 99.5, 99.9, 99.95, 99.99)
-_RW_DIRECTIONS = {
-    "read": {"read"}, "randread": {"read"}, "write": {"write"}, "randwrite": {"write"},
-    "trim": {"trim"}, "randtrim": {"trim"}, "rw": {"read", "write"},
-    "readwrite": {"read", "write"}, "randrw": {"read", "write"}, "trimwrite": {"trim", "write"},
-}  # fmt: skip
 
 
 @dataclass
@@ -292,7 +287,7 @@ def _job_rows(
     stat as (job_index, direction, stat, lat_ns array, count array)."""
     opt_where = f"{where}.job options"
     rw = options.get("rw") or options.get("readwrite") or "read"
-    wanted = set(_RW_DIRECTIONS.get(rw.split(":")[0], set()))
+    wanted = set(RW_DIRECTIONS.get(base_rw(rw), ()))
     mixed = len(wanted) > 1
     share = _int_opt(options, "rwmixread", 50, opt_where) if mixed else None
     if share == 100:  # a 100/0 or 0/100 "mix" does only one direction

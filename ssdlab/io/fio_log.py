@@ -28,11 +28,12 @@ import numpy as np
 import polars as pl
 
 from ..errors import InputError
+from ..vocab import DIRECTIONS
 from .text import read_bytes
 
 LOG_KINDS = ("bw", "iops", "clat", "slat", "lat")
 _NAME_RE = re.compile(r"_(bw|iops|clat|slat|lat)(?:\.\d+)?\.log(?:\.[\w.:-]+)?$")
-DIRECTION = pl.Enum(["read", "write", "trim"])  # fio's ddir 0, 1, 2
+DIRECTION = pl.Enum(list(DIRECTIONS))  # fio's ddir 0, 1, 2
 #: a log row: time, value, ddir, bs, ...
 LOG_ROW = re.compile(rb"^\s*\d+\s*,\s*-?\d+\s*,\s*\d+\s*,\s*\d+")
 #: a row cut short (to match whole): a start of :data:`LOG_ROW`, then the bytes rows hold

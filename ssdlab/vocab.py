@@ -1,0 +1,39 @@
+"""fio's words for directions and rw modes, defined once for every module.
+
+fio numbers its directions (``ddir``) 0 read, 1 write, 2 trim, in its logs and its JSON
+arrays alike. An rw mode is what fio's ``rw``/``readwrite`` option takes; a reported mode may
+carry a suffix (``randread:8``), so compare :func:`base_rw` of it.
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+Direction = Literal["read", "write", "trim"]
+#: fio's directions in ``ddir`` order: ``DIRECTIONS[ddir]``
+DIRECTIONS: tuple[Direction, ...] = ("read", "write", "trim")
+
+ReadWrite = Literal[
+    "read", "write", "trim", "randread", "randwrite", "randtrim",
+    "rw", "readwrite", "randrw", "trimwrite",
+]  # fmt: skip
+READ_RW = ("read", "randread")
+WRITE_RW = ("write", "randwrite")
+TRIM_RW = ("trim", "randtrim")
+#: reads and writes in one job, shared by ``rwmixread``
+MIXED_RW = ("rw", "readwrite", "randrw")
+#: pure reads or pure writes: one direction each
+PURE_RW = (*READ_RW, *WRITE_RW)
+#: the directions each rw mode does I/O in
+RW_DIRECTIONS: dict[str, frozenset[Direction]] = {
+    **{rw: frozenset({"read"}) for rw in READ_RW},
+    **{rw: frozenset({"write"}) for rw in WRITE_RW},
+    **{rw: frozenset({"trim"}) for rw in TRIM_RW},
+    **{rw: frozenset({"read", "write"}) for rw in MIXED_RW},
+    "trimwrite": frozenset({"trim", "write"}),
+}
+
+
+def base_rw(rw: str) -> str:
+    """The rw mode without fio's ``:N`` suffix (``randread:8`` -> ``randread``)."""
+    return rw.split(":", 1)[0]
