@@ -1,0 +1,49 @@
+"""The golden corpora (``tests/fixtures/golden``) and how their frames are taken.
+
+Each source is a results directory loaded in place, or a tree of fio outputs imported into
+a temporary directory first. Every frame ``ssdlab.load`` offers is taken, the registered
+extra frames included; an import's random ``run_id`` is replaced by ``"import"``.
+"""
+
+from __future__ import annotations
+
+import tempfile
+from pathlib import Path
+
+import polars as pl
+
+import ssdlab
+from ssdlab.importer import import_results
+
+ROOT = Path(__file__).resolve().parents[1]
+GOLDEN = ROOT / "tests" / "fixtures" / "golden"
+CORPORA = GOLDEN / "corpora"
+#: source name -> (path, imported?)
+SOURCES = {
+    "quick-demo": (ROOT / "data" / "quick-demo", False),
+    "telemetry": (CORPORA / "telemetry", False),
+    "rounds": (CORPORA / "rounds", False),
+    "act": (CORPORA / "act", False),
+    "fio-tree": (CORPORA / "fio-tree", True),
+}
+CORE = ("summary", "timeseries", "latency_hist", "percentiles", "snapshots", "rounds")
+CORE += ("steady_state",)
+
+
+def frames_of(name: str) -> dict[str, pl.DataFrame]:
+    """Every frame of the source ``name``, by frame name."""
+    path, imported = SOURCES[name]
+    if not imported:
+        return _frames(ssdlab.load(path))
+    with tempfile.TemporaryDirectory() as tmp:
+        out = Path(tmp) / "imported"
+        import_results([path], out, label="golden import")
+        frames = _frames(ssdlab.load(out))
+    return {
+        k: v.with_columns(run_id=pl.lit("import")) if "run_id" in v.columns else v
+        for k, v in frames.items()
+    }
+
+
+def _frames(results: ssdlab.Results) -> dict[str, pl.DataFrame]:
+    return {name: getattr(results, name) for name in CORE} | dict(results.extra)
