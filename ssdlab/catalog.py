@@ -72,7 +72,7 @@ def _key(root: Path, results_dir: Path) -> str:
     """Cache key of a results directory: its place under the root, its manifest's state, and
     the ssdlab version and frame builders that made the frames."""
     stat = (results_dir / MANIFEST).stat()
-    builders = ",".join(f"{k}={v}" for k, v in sorted(FRAME_BUILDERS.items()))
+    builders = ",".join(f"{k}={FRAME_BUILDERS.origin(k)}" for k in sorted(FRAME_BUILDERS))
     text = f"{results_dir.relative_to(root)}|{stat.st_mtime_ns}|{stat.st_size}|{__version__}"
     return hashlib.sha1(f"{text}|{builders}".encode()).hexdigest()[:16]
 

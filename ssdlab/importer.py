@@ -41,7 +41,7 @@ from . import __version__
 from .atomic import write_bytes_atomic
 from .errors import InputError
 from .io.fio_hist import GROUPS
-from .io.fio_json import FioJson, FioRows, fio_frames, parse_fio_json
+from .io.fio_json import FioRows, parse_fio_json
 from .io.fio_log import LOG_ROW, log_problem
 from .io.text import read_bytes
 from .layout import FRAMES, MANIFEST, frame_file
@@ -53,9 +53,9 @@ from .logs import (
     LogIndex,
     find_job_logs,
     log_params,
-    timeseries,
 )
 from .manifest import Manifest, StepRecord, now
+from .pipeline import StepData, core_frames, series_of, timeseries_frame
 
 SNIFF_BYTES = 8192
 FIRST_READ = 2**16  # one read() takes a file this small whole
@@ -152,8 +152,7 @@ def _series(
 ) -> tuple[pl.DataFrame, dict[str, str]]:
     """The time series of a batch of results' logs (run by the worker thread);
     ``on_status`` is told of each large per-I/O log read."""
-    rows, bad = logs.parse(on_status and (lambda path: on_status(_reading(path))))
-    return timeseries(rows, pl.DataFrame(params), keys=["step_index"]), bad
+    return series_of(logs, params, on_status and (lambda path: on_status(_reading(path))))
 
 
 def _reading(path: str) -> str:
@@ -368,11 +367,6 @@ def _import(
             run.skip(path, run.unknown.get(path) or NO_RESULT_NAMES)
 
     dirs = [os.path.join(root, "") for root in roots if root.is_dir()]
-    ids = [
-        {"step_index": n, "step": _step_name(r.path, dirs)}
-        for n, r in enumerate(run.results, start=1)
-    ]
-    fio = fio_frames([r.rows for r in run.results], ids)
     manifest = Manifest(
         run_id=f"{now():%Y%m%dT%H%M%SZ}-{secrets.token_hex(3)}",
         label=label or ", ".join(p.name for p in roots),
@@ -386,50 +380,27 @@ def _import(
         ended=now(),
         steps=[
             StepRecord(
-                index=i["step_index"],
-                name=i["step"],
+                index=n,
+                name=_step_name(r.path, dirs),
                 status="ok",
                 sources=[r.path] + [log.path for log in r.logs],
             )
-            for i, r in zip(ids, run.results, strict=True)
+            for n, r in enumerate(run.results, start=1)
         ],
     )
-    write_frames(out, _frames(manifest, fio))  # while the worker sums the last batches
-    names = pl.DataFrame(ids, schema={"step_index": pl.Int64, "step": pl.String})
-    series = run.timeseries().join(names, on="step_index")
+    steps = [
+        StepData(rec, r.rows, r.logs) for rec, r in zip(manifest.steps, run.results, strict=True)
+    ]
+    frames = core_frames(manifest, steps)
+    write_frames(out, frames)  # while the worker sums the last batches
+    series = timeseries_frame(manifest, steps, run.timeseries(), frames["summary"])
     manifest.notes += [
         f"{path}: last line cut short (fio stopped mid-write), dropped"
         for path in sorted(run.partial)
     ]
-    write_import(out, manifest, {"timeseries": series.with_columns(_common(manifest))})
+    write_import(out, manifest, {"timeseries": series})
     skipped = sorted(run.skipped.values(), key=lambda s: str(s.path))
     return ImportReport(out=out, results=len(run.results), logs=len(claimed), skipped=skipped)
-
-
-def _common(manifest: Manifest, host: pl.Expr | None = None) -> list[pl.Expr]:
-    """The columns a native run's frames have and an import's rows take as constants (the
-    ``host`` is null unless given)."""
-    return [
-        pl.lit(manifest.run_id, dtype=pl.String).alias("run_id"),
-        pl.lit(manifest.label, dtype=pl.String).alias("label"),
-        pl.lit(None, dtype=pl.String).alias("block"),
-        pl.lit(None, dtype=pl.Int64).alias("round"),
-        pl.lit("ok", dtype=pl.String).alias("status"),
-        pl.lit(None, dtype=pl.String).alias("host") if host is None else host.alias("host"),
-    ]
-
-
-def _frames(manifest: Manifest, fio: FioJson) -> dict[str, pl.DataFrame]:
-    """The frames of the results themselves (summary, latency bins, percentiles,
-    snapshots); the summary keeps fio's hostname as ``host``."""
-    hostname = pl.col("hostname").cast(pl.String) if "hostname" in fio.jobs.columns else None
-    common = _common(manifest)
-    return {
-        "summary": fio.jobs.with_columns(_common(manifest, hostname)),
-        "latency_hist": fio.bins.filter(pl.col("stat") == "clat").drop("stat").with_columns(common),
-        "percentiles": fio.percentiles.with_columns(common),
-        "snapshots": fio.snapshots.with_columns(common),
-    }
 
 
 def write_frames(out: Path, frames: dict[str, pl.DataFrame]) -> None:

@@ -4,12 +4,14 @@
 ``timeseries``: per step, job, direction and log window: ``t_s``, ``iops``, ``bw_bytes_s``,
 ``clat_mean_ns`` (see :func:`ssdlab.logs.timeseries` for how threads and windows combine).
 ``latency_hist``: fio's json+ completion latency bins. ``percentiles``: every percentile fio
-reported, long.
+reported, long. ``rounds``/``steady_state``: the steady-state rounds and determinations.
+The frames of :data:`FRAME_BUILDERS` (telemetry, power, ACT, plug-ins) are attributes too.
+How they are built: :mod:`ssdlab.pipeline`.
 """
 
 from __future__ import annotations
 
-import importlib
+from collections.abc import Callable
 from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Any
@@ -18,17 +20,20 @@ import polars as pl
 
 from . import layout
 from .errors import InputError
-from .io import read_fio_json
-from .layout import FIO_JSON
-from .logs import find_job_logs, load_job_logs, log_params, timeseries
-from .manifest import LOADABLE, Manifest, StepRecord
-
-ID_COLUMNS = ["run_id", "label", "host", "step_index", "step", "block", "round", "status"]
-SUMMARY_FIRST = [
-    *ID_COLUMNS, "direction", "rw", "bs_bytes", "iodepth", "numjobs", "rwmixread", "iops",
-    "bw_bytes_s", "io_bytes", "runtime_s", "lat_mean_ns", "clat_mean_ns", "clat_p50_ns",
-    "clat_p99_ns", "clat_p99_9_ns", "clat_p99_99_ns", "clat_max_ns", "usr_cpu", "sys_cpu",
-]  # fmt: skip
+from .manifest import Manifest
+from .pipeline import (
+    FIO_FRAMES,
+    ID_COLUMNS,
+    SUMMARY_FIRST,
+    RunContext,
+    core_frames,
+    front,
+    native_steps,
+    series_of,
+    step_logs,
+    timeseries_frame,
+)
+from .plugins import Plugins
 
 
 @dataclass
@@ -44,8 +49,6 @@ class Frames:
     steady_state: Any
 
 
-#: the frames built from fio's files (the rest come from the manifest)
-RAW_FRAMES = ("summary", "timeseries", "latency_hist", "percentiles", "snapshots")
 ROUNDS_SCHEMA = {
     "block": pl.String,
     "round": pl.Int64,
@@ -79,40 +82,32 @@ def steady_frames(manifest: Manifest) -> tuple[pl.DataFrame, pl.DataFrame]:
     )
 
 
-#: Frames other parts of ssdlab build from a results directory: name -> "module:function",
-#: each called as ``function(results_dir, manifest) -> pl.DataFrame`` (empty when the run
-#: has no such data). Users may register their own.
-FRAME_BUILDERS: dict[str, str] = {
-    "smart": "ssdlab.telemetry.frames:smart_frame",
-    "waf": "ssdlab.telemetry.frames:waf_frame",
-    "power": "ssdlab.telemetry.frames:power_frame",
-    "power_trace": "ssdlab.telemetry.frames:power_trace_frame",
-    "endurance": "ssdlab.telemetry.frames:endurance_frame",
-    "act_trials": "ssdlab.act.frames:trials_frame",
-    "act_slices": "ssdlab.act.frames:slices_frame",
-}
-
-
-def _build_extra(path: Path, manifest: Manifest) -> dict[str, pl.DataFrame]:
-    extra = {}
-    for name, target in FRAME_BUILDERS.items():
-        module_name, func = target.split(":")
-        try:
-            module = importlib.import_module(module_name)
-        except ModuleNotFoundError as exc:
-            if exc.name != module_name:
-                raise
-            extra[name] = pl.DataFrame()
-            continue
-        extra[name] = getattr(module, func)(path, manifest)
-    return extra
+#: A frame builder: ``builder(context) -> pl.DataFrame`` (empty when the run has no such
+#: data); ``context`` is the loaded run (:class:`~ssdlab.pipeline.RunContext`).
+FrameBuilder = Callable[[RunContext], pl.DataFrame]
+#: The frames built besides the core ones, by name. A package adds one under the entry-point
+#: group ``ssdlab.frames`` (see :mod:`ssdlab.plugins`); ``FRAME_BUILDERS.register(name,
+#: builder)`` adds one for this process.
+FRAME_BUILDERS: Plugins[FrameBuilder] = Plugins(
+    "ssdlab.frames",
+    "frame builder",
+    {
+        "smart": "ssdlab.telemetry.frames:smart_frame",
+        "waf": "ssdlab.telemetry.frames:waf_frame",
+        "power": "ssdlab.telemetry.frames:power_frame",
+        "power_trace": "ssdlab.telemetry.frames:power_trace_frame",
+        "endurance": "ssdlab.telemetry.frames:endurance_frame",
+        "act_trials": "ssdlab.act.frames:trials_frame",
+        "act_slices": "ssdlab.act.frames:slices_frame",
+    },
+)
 
 
 @dataclass
 class Results(Frames):
     """A loaded results directory: polars frames plus the manifest they came from.
 
-    Frames registered in :data:`FRAME_BUILDERS` (telemetry, power, ACT) are attributes too:
+    Frames of :data:`FRAME_BUILDERS` (telemetry, power, ACT) are attributes too:
     ``results.power``; they are empty frames when the run has no such data.
     """
 
@@ -131,42 +126,6 @@ class Results(Frames):
         return Frames(**{f.name: getattr(self, f.name).to_pandas() for f in fields(Frames)})
 
 
-def _step_frames(
-    results_dir: Path, manifest: Manifest, record: StepRecord
-) -> tuple[pl.DataFrame, ...]:
-    step_dir = layout.step_dir(results_dir, record)
-    fio = read_fio_json(step_dir / FIO_JSON)
-    ids = {
-        "run_id": manifest.run_id,
-        "label": manifest.label,
-        "host": manifest.host.hostname if manifest.host else None,
-        "step_index": record.index,
-        "step": record.name,
-        "block": record.block,
-        "round": record.round,
-        "status": record.status,
-    }
-    id_cols = [
-        pl.lit(v, dtype=pl.Int64 if k in ("step_index", "round") else pl.String).alias(k)
-        for k, v in ids.items()
-    ]
-    summary = fio.jobs.with_columns(id_cols)
-    logs, bad = load_job_logs(find_job_logs(fio.meta, step_dir))
-    if bad:
-        path, reason = next(iter(bad.items()))
-        raise InputError(f"{path}: {reason}")
-    params = pl.DataFrame(log_params(fio.meta, fio.jobs.to_dicts()))
-    ts = timeseries(logs, params).with_columns(id_cols)
-    hist = fio.bins.filter(pl.col("stat") == "clat").drop("stat").with_columns(id_cols)
-    pcts = fio.percentiles.with_columns(id_cols)
-    return summary, ts, hist, pcts, fio.snapshots.with_columns(id_cols)
-
-
-def _front(frame: pl.DataFrame, first: list[str]) -> pl.DataFrame:
-    present = [c for c in first if c in frame.columns]
-    return frame.select(present + [c for c in frame.columns if c not in present])
-
-
 def load(results_dir: str | Path) -> Results:
     """Load an ssdlab results directory (a native run or an import) as tidy frames.
 
@@ -176,45 +135,46 @@ def load(results_dir: str | Path) -> Results:
     path = Path(results_dir)
     manifest = Manifest.load(path)
     if manifest.source == "import":
-        return _load_import(path, manifest)
-    parts: list[tuple[pl.DataFrame, ...]] = []
-    for record in manifest.steps:
-        if record.status not in LOADABLE:
-            continue
-        try:
-            parts.append(_step_frames(path, manifest, record))
-        except InputError:
-            if record.status == "ok":
-                raise
-    if not parts:
+        return _results(RunContext(path, manifest, []), _imported(path))
+    steps = native_steps(path, manifest)
+    series, bad = series_of(*step_logs(steps))
+    if bad:  # an interrupted step with a bad log is left out; an ok one is an error
+        owner = {log.path: step.record for step in steps for log in step.logs}
+        for log, reason in bad.items():
+            if owner[log].status == "ok":
+                raise InputError(f"{log}: {reason}")
+        broken = {owner[log].index for log in bad}
+        steps = [s for s in steps if s.record.index not in broken]
+        series = series.filter(~pl.col("step_index").is_in(list(broken)))
+    context = RunContext(path, manifest, steps)
+    if not steps:
         raise InputError(f"{path}: no completed step to load (run status: {manifest.status})")
-    frames = [pl.concat(list(col), how="diagonal_relaxed") for col in zip(*parts, strict=True)]
-    return _results(path, manifest, frames)
+    frames = core_frames(manifest, context.steps)
+    frames["timeseries"] = timeseries_frame(manifest, context.steps, series, frames["summary"])
+    return _results(context, frames)
 
 
-def _results(path: Path, manifest: Manifest, frames: list[pl.DataFrame]) -> Results:
-    ordered = {
-        name: _front(frame, SUMMARY_FIRST if name == "summary" else ID_COLUMNS)
-        for name, frame in zip(RAW_FRAMES, frames, strict=True)
-    }
-    rounds, steady = steady_frames(manifest)
-    return Results(
-        **ordered,
-        rounds=rounds,
-        steady_state=steady,
-        path=path,
-        manifest=manifest,
-        extra=_build_extra(path, manifest),
-    )
-
-
-def _load_import(path: Path, manifest: Manifest) -> Results:
-    frames = []
-    for name in RAW_FRAMES:
+def _imported(path: Path) -> dict[str, pl.DataFrame]:
+    frames = {}
+    for name in FIO_FRAMES:
         file = layout.frame_file(path, name)
         try:
-            frames.append(pl.read_parquet(file))
+            frames[name] = pl.read_parquet(file)
         except (OSError, pl.exceptions.PolarsError) as exc:
             reason = (str(exc).strip().splitlines() or [type(exc).__name__])[0]  # polars: lines
             raise InputError(f"{file}: unreadable imported frame: {reason}") from None
-    return _results(path, manifest, frames)
+    return frames
+
+
+def _results(context: RunContext, frames: dict[str, pl.DataFrame]) -> Results:
+    rounds, steady = steady_frames(context.manifest)
+    return Results(
+        **{
+            n: front(frames[n], SUMMARY_FIRST if n == "summary" else ID_COLUMNS) for n in FIO_FRAMES
+        },
+        rounds=rounds,
+        steady_state=steady,
+        path=context.path,
+        manifest=context.manifest,
+        extra={name: FRAME_BUILDERS[name](context) for name in FRAME_BUILDERS},
+    )

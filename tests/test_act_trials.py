@@ -24,6 +24,7 @@ from ssdlab.act.run import ActRunner
 from ssdlab.act.trials import judge_fio_slice
 from ssdlab.errors import InputError, SsdlabError
 from ssdlab.manifest import Manifest
+from ssdlab.pipeline import RunContext
 
 FIXTURES = Path(__file__).parent / "fixtures" / "act"
 SAMPLE = FIXTURES / "act_storage_1x_30s.log"
@@ -189,9 +190,9 @@ def test_native_log_status(tmp_path: Path) -> None:
 
 
 def test_no_act_trials_gives_empty_frames(tmp_path: Path) -> None:
-    manifest = Manifest(run_id="r", label="l", suite="quick")
-    assert trials_frame(tmp_path, manifest).schema == TRIALS_SCHEMA
-    assert slices_frame(tmp_path, manifest).height == 0
+    context = RunContext(tmp_path, Manifest(run_id="r", label="l", suite="quick"), [])
+    assert trials_frame(context).schema == TRIALS_SCHEMA
+    assert slices_frame(context).height == 0
 
 
 def test_damaged_record(tmp_path: Path) -> None:

@@ -20,7 +20,7 @@ from conftest import ROOT, ssdlab_cli
 import ssdlab
 from ssdlab import results as results_module
 from ssdlab.catalog import CATALOG_DIR, catalog
-from ssdlab.manifest import Manifest
+from ssdlab.pipeline import RunContext
 from ssdlab.report import execute_notebook
 from ssdlab.report.renderer import VEGA5_MIME, VEGALITE_MIME
 from ssdlab.resources import notebook_path
@@ -28,11 +28,10 @@ from ssdlab.resources import notebook_path
 DEMO = ROOT / "data" / "quick-demo"
 
 
-def power_frame(results_dir: Path, manifest: Manifest) -> pl.DataFrame:
+def power_frame(context: RunContext) -> pl.DataFrame:
     """A registered extra frame: one made-up power row per step (see FRAME_BUILDERS)."""
-    return pl.DataFrame(
-        {"step_index": [s.index for s in manifest.steps], "avg_w": [5.0] * len(manifest.steps)}
-    )
+    steps = context.manifest.steps
+    return pl.DataFrame({"step_index": [s.index for s in steps], "avg_w": [5.0] * len(steps)})
 
 
 @pytest.fixture(scope="module")
@@ -46,10 +45,9 @@ def root(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return root
 
 
-def test_frames_of_every_run_queryable_with_sql(
-    root: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    monkeypatch.setitem(results_module.FRAME_BUILDERS, "power", "test_catalog:power_frame")
+def test_frames_of_every_run_queryable_with_sql(root: Path, request: pytest.FixtureRequest) -> None:
+    results_module.FRAME_BUILDERS.register("power", power_frame)
+    request.addfinalizer(lambda: results_module.FRAME_BUILDERS.unregister("power"))
     con = catalog(root)
     tables = set(con.sql("show tables").pl()["name"].to_list())
     assert {

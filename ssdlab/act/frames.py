@@ -12,11 +12,9 @@ its slices; null without slices), ``source`` (``fio`` emulation or ``native`` AC
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import polars as pl
 
-from ..manifest import Manifest
+from ..pipeline import RunContext
 from .trials import ActRecord
 
 PCT = ["pct_over_1ms", "pct_over_8ms", "pct_over_64ms"]
@@ -44,20 +42,24 @@ SLICES_SCHEMA = {
 }
 
 
-def slices_frame(results_dir: Path, manifest: Manifest) -> pl.DataFrame:
+def _record(context: RunContext) -> ActRecord:
+    return ActRecord.load(context.path)
+
+
+def slices_frame(context: RunContext) -> pl.DataFrame:
     """Every slice of every ACT trial in ``results_dir`` (empty without ACT trials)."""
     rows = [
         {"trial": t.trial, "load": t.load, **s.model_dump(include=set(SLICES_SCHEMA))}
-        for t in ActRecord.load(results_dir).trials
+        for t in context.once(_record).trials
         for s in t.slices
     ]
     return pl.DataFrame(rows, schema=SLICES_SCHEMA)
 
 
-def trials_frame(results_dir: Path, manifest: Manifest) -> pl.DataFrame:
+def trials_frame(context: RunContext) -> pl.DataFrame:
     """Every ACT trial in ``results_dir`` with its verdict (empty without ACT trials)."""
     rows = []
-    for t in ActRecord.load(results_dir).trials:
+    for t in context.once(_record).trials:
         row = t.model_dump(include=set(TRIALS_SCHEMA))
         row["status"] = "abandoned" if t.status == "running" else t.status
         row["passed"] = t.status == "passed"

@@ -1,8 +1,9 @@
 """Telemetry frames of a results directory, registered in ``ssdlab.results.FRAME_BUILDERS``.
 
-Each builder is ``(results_dir, manifest) -> pl.DataFrame`` over the steps ``ssdlab.load``
-loads (status ok or interrupted); a run without such data (a file target, no ``--power``, an
-import) gives an empty frame with the columns below. Units follow the column names.
+Each builder is ``(context) -> pl.DataFrame`` over the steps ``ssdlab.load`` loaded
+(:class:`~ssdlab.pipeline.RunContext`: status ok or interrupted, fio's JSON parsed once); a
+run without such data (a file target, no ``--power``, an import) gives an empty frame with
+the columns below. Units follow the column names.
 
 - ``smart``: one row per step and phase ("before"/"after") with a SMART snapshot.
 - ``waf``: per step with both snapshots, the host and NAND bytes written during it and their
@@ -24,22 +25,18 @@ import) gives an empty frame with the columns below. Units follow the column nam
 
 from __future__ import annotations
 
-import functools
 import math
-from collections.abc import Callable
 from datetime import datetime
 from pathlib import Path
-from typing import TypeVar
 
 import polars as pl
 
-from .. import layout
 from ..errors import InputError
-from ..io import read_fio_json, read_fio_log
-from ..io.fio_json import INT64_MAX, FioJson
-from ..layout import FIO_JSON
-from ..logs import find_job_logs, log_params
-from ..manifest import LOADABLE, Manifest, StepRecord
+from ..io import read_fio_log
+from ..io.fio_json import INT64_MAX
+from ..logs import log_params
+from ..manifest import StepRecord
+from ..pipeline import RunContext, StepData
 from . import store
 from .endurance import (
     DriveSpec,
@@ -135,35 +132,14 @@ ENDURANCE_ITEMS = {
 }
 
 
-def _steps(results_dir: Path, manifest: Manifest) -> list[tuple[StepRecord, Path]]:
-    """The loadable steps of a native run and their directories (none for imports)."""
-    if manifest.source != "run":
-        return []
-    return [
-        (record, layout.step_dir(results_dir, record))
-        for record in manifest.steps
-        if record.status in LOADABLE
-    ]
+def _steps(context: RunContext) -> list[tuple[StepRecord, Path]]:
+    """The loaded steps of a native run and their folders (none for an import)."""
+    return [(s.record, s.dir) for s in context.steps if s.dir is not None]
 
 
-T = TypeVar("T")
-
-
-def _per_load(func: Callable[[Path, Manifest], T]) -> Callable[[Path, Manifest], T]:
-    """Reuse the last result for the same results directory and manifest: one
-    :func:`ssdlab.load` asks for the smart, waf and endurance frames (and both power frames),
-    which would otherwise read the same captures and fio outputs again."""
-    last: dict[tuple[str, str], T] = {}
-
-    @functools.wraps(func)
-    def wrapper(results_dir: Path, manifest: Manifest) -> T:
-        key = (str(Path(results_dir).resolve()), manifest.model_dump_json())
-        if key not in last:
-            last.clear()
-            last[key] = func(results_dir, manifest)
-        return last[key]
-
-    return wrapper
+def _trace(context: RunContext) -> pl.DataFrame | None:
+    """The run's power trace, None without one."""
+    return store.read_trace(context.path)
 
 
 def _check_fits(snapshot: SmartRecord) -> None:
@@ -176,13 +152,10 @@ def _check_fits(snapshot: SmartRecord) -> None:
             raise InputError(f"{where}: {name} = {value} is beyond 2^63 - 1 bytes or counts")
 
 
-@_per_load
-def _snapshots(
-    results_dir: Path, manifest: Manifest
-) -> list[tuple[StepRecord, str, datetime | None, SmartRecord]]:
+def _snapshots(context: RunContext) -> list[tuple[StepRecord, str, datetime | None, SmartRecord]]:
     """(step, phase, capture time, snapshot) of every SMART snapshot, in run order."""
     found = []
-    for record, step_dir in _steps(results_dir, manifest):
+    for record, step_dir in _steps(context):
         captures = store.read_captures(step_dir)
         for phase in store.PHASES:
             snapshot = store.step_snapshot(step_dir, phase)
@@ -195,21 +168,21 @@ def _snapshots(
     return found
 
 
-def smart_frame(results_dir: Path, manifest: Manifest) -> pl.DataFrame:
+def smart_frame(context: RunContext) -> pl.DataFrame:
     """SMART snapshots before and after each step (see the module docstring)."""
     rows = [
         {"step_index": record.index, "step": record.name, "phase": phase, "time": when}
         | {name: getattr(snapshot, name) for name in SMART_FIELDS}
-        for record, phase, when, snapshot in _snapshots(results_dir, manifest)
+        for record, phase, when, snapshot in context.once(_snapshots)
     ]
     return pl.DataFrame(rows, schema=SMART_SCHEMA)
 
 
-def waf_frame(results_dir: Path, manifest: Manifest) -> pl.DataFrame:
+def waf_frame(context: RunContext) -> pl.DataFrame:
     """Write amplification per step and cumulative (see the module docstring)."""
     by_step: dict[int, dict[str, SmartRecord]] = {}
     names: dict[int, str] = {}
-    for record, phase, _, snapshot in _snapshots(results_dir, manifest):
+    for record, phase, _, snapshot in context.once(_snapshots):
         by_step.setdefault(record.index, {})[phase] = snapshot
         names[record.index] = record.name
     first: SmartRecord | None = None
@@ -235,10 +208,11 @@ def waf_frame(results_dir: Path, manifest: Manifest) -> pl.DataFrame:
     return pl.DataFrame(rows, schema=WAF_SCHEMA)
 
 
-def _measured_window(fio: FioJson, step_dir: Path) -> tuple[float, float] | str:
+def _measured_window(step: StepData) -> tuple[float, float] | str:
     """Epoch seconds (start, end) of the step's measured I/O, or why they are unknown."""
+    fio = step.fio
     first_ms: dict[int, int] = {}
-    for log in find_job_logs(fio.meta, step_dir):
+    for log in step.logs:
         if log.kind != "iops":
             continue
         frame, meta = read_fio_log(log.path, kind="iops")
@@ -248,7 +222,7 @@ def _measured_window(fio: FioJson, step_dir: Path) -> tuple[float, float] | str:
             start = int(frame["time_ms"].min())
             first_ms[log.job_index] = min(first_ms.get(log.job_index, start), start)
     windows = []
-    for job in log_params(fio.meta, fio.jobs.to_dicts()):
+    for job in log_params(fio.meta, fio.jobs):
         start_ms, runtime_s = job["start_ms"], job["runtime_s"]
         if start_ms is None and job["job_index"] in first_ms:
             start_ms = first_ms[job["job_index"]] - job["window_ms"]
@@ -263,23 +237,24 @@ def _measured_window(fio: FioJson, step_dir: Path) -> tuple[float, float] | str:
     return min(w[0] for w in windows), max(w[1] for w in windows)
 
 
-@_per_load
-def step_windows(results_dir: Path, manifest: Manifest) -> pl.DataFrame:
-    """Each loadable step's measured window (or ``window_reason``) and its IOPS and bytes/s."""
+def step_windows(context: RunContext) -> pl.DataFrame:
+    """Each loaded step's measured window (or ``window_reason``) and its IOPS and bytes/s."""
     rows = []
-    for record, step_dir in _steps(results_dir, manifest):
-        fio = read_fio_json(step_dir / FIO_JSON)
-        window = _measured_window(fio, step_dir)
+    for step in context.steps:
+        window = _measured_window(step)
         start, end = window if isinstance(window, tuple) else (None, None)
+        jobs = step.fio.jobs
         rows.append(
             {
-                "step_index": record.index,
-                "step": record.name,
+                "step_index": step.record.index,
+                "step": step.record.name,
                 "start_s": start,
                 "end_s": end,
                 "window_reason": window if isinstance(window, str) else None,
-                "iops": float(fio.jobs["iops"].sum()) if fio.jobs.height else 0.0,
-                "bw_bytes_s": float(fio.jobs["bw_bytes_s"].sum()) if fio.jobs.height else 0.0,
+                "iops": float(pl.Series([j["iops"] for j in jobs]).sum()) if jobs else 0.0,
+                "bw_bytes_s": float(pl.Series([j["bw_bytes_s"] for j in jobs]).sum())
+                if jobs
+                else 0.0,
             }
         )
     return pl.DataFrame(rows, schema=WINDOW_SCHEMA)
@@ -306,22 +281,22 @@ def _step_power(trace: pl.DataFrame, windows: pl.DataFrame) -> pl.DataFrame:
     )
 
 
-def power_frame(results_dir: Path, manifest: Manifest) -> pl.DataFrame:
+def power_frame(context: RunContext) -> pl.DataFrame:
     """Power and efficiency per step (see the module docstring)."""
-    trace = store.read_trace(results_dir)
+    trace = context.once(_trace)
     if trace is None:
         return pl.DataFrame(schema=POWER_SCHEMA)
-    return _step_power(trace, step_windows(results_dir, manifest))
+    return _step_power(trace, context.once(step_windows))
 
 
-def power_trace_frame(results_dir: Path, manifest: Manifest) -> pl.DataFrame:
+def power_trace_frame(context: RunContext) -> pl.DataFrame:
     """Each step's power samples in 1-second bins (see the module docstring)."""
-    trace = store.read_trace(results_dir)
+    trace = context.once(_trace)
     if trace is None:
         return pl.DataFrame(schema=POWER_TRACE_SCHEMA)
     trace = trace.select("time_s", "power_w").drop_nulls().sort("time_s")
     times = trace["time_s"]
-    windows = step_windows(results_dir, manifest).filter(pl.col("window_reason").is_null())
+    windows = context.once(step_windows).filter(pl.col("window_reason").is_null())
     parts = [pl.DataFrame(schema=POWER_TRACE_SCHEMA)]
     for index, step, start, end in windows.select("step_index", "step", "start_s", "end_s").rows():
         lo = times.search_sorted(start, side="left")
@@ -401,12 +376,12 @@ def _endurance_items(
     return pl.DataFrame(rows, schema=ENDURANCE_SCHEMA, orient="row")
 
 
-def endurance_frame(results_dir: Path, manifest: Manifest) -> pl.DataFrame:
+def endurance_frame(context: RunContext) -> pl.DataFrame:
     """Rated and measured endurance of the drive (see the module docstring)."""
-    snapshots = _snapshots(results_dir, manifest)
-    spec_path = store.find_drive_spec(results_dir)
+    snapshots = context.once(_snapshots)
+    spec_path = store.find_drive_spec(context.path)
     return _endurance_items(
         load_drive_spec(spec_path) if spec_path is not None else None,
-        waf_frame(results_dir, manifest),
+        waf_frame(context),
         snapshots[-1][3] if snapshots else None,
     )

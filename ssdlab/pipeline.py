@@ -1,0 +1,193 @@
+"""From fio's output to the core frames: one way for native runs and imports alike.
+
+Each step is parsed once into a :class:`StepData` (its record, folder, fio's JSON rows and
+the logs its jobs name). :func:`core_frames` builds ``summary``, ``latency_hist``,
+``percentiles`` and ``snapshots`` of all steps at once (:func:`~ssdlab.io.fio_json.fio_frames`)
+and :func:`timeseries_frame` tags the summed logs (:func:`~ssdlab.logs.timeseries`) with the
+same step columns. A native run does this when it is loaded (:func:`native_steps`); an import
+when it is imported, keeping the frames as Parquet (:mod:`ssdlab.importer`).
+
+Every frame has the :data:`ID_COLUMNS` first. ``host`` is the machine the job ran on: the
+run's host for a native run, fio's ``hostname`` for an imported client/server result, null
+when neither says.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, TypeVar
+
+import polars as pl
+
+from . import layout
+from .errors import InputError
+from .io.fio_json import FioRows, fio_frames, parse_fio_json
+from .io.text import read_bytes
+from .logs import JobLog, JobLogs, find_job_logs, log_params, timeseries
+from .manifest import LOADABLE, Manifest, StepRecord
+
+ID_COLUMNS = ["run_id", "label", "host", "step_index", "step", "block", "round", "status"]
+SUMMARY_FIRST = [
+    *ID_COLUMNS, "direction", "rw", "bs_bytes", "iodepth", "numjobs", "rwmixread", "iops",
+    "bw_bytes_s", "io_bytes", "runtime_s", "lat_mean_ns", "clat_mean_ns", "clat_p50_ns",
+    "clat_p99_ns", "clat_p99_9_ns", "clat_p99_99_ns", "clat_max_ns", "usr_cpu", "sys_cpu",
+]  # fmt: skip
+#: the frames built from fio's files, in this order
+FIO_FRAMES = ("summary", "timeseries", "latency_hist", "percentiles", "snapshots")
+T = TypeVar("T")
+_STEP_SCHEMA = {
+    "step_index": pl.Int64,
+    "step": pl.String,
+    "block": pl.String,
+    "round": pl.Int64,
+    "status": pl.String,
+}
+
+
+@dataclass
+class RunContext:
+    """What a frame builder is given: the results directory, its manifest and its loaded
+    steps, parsed once (a native run's; an import's frames were built when imported)."""
+
+    path: Path
+    manifest: Manifest
+    steps: list[StepData]
+    _once: dict[Callable[[RunContext], Any], Any] = field(default_factory=dict, repr=False)
+
+    def once(self, func: Callable[[RunContext], T]) -> T:
+        """``func(self)``, computed once per loaded run: builders share what they read
+        (the SMART snapshots behind ``smart``, ``waf`` and ``endurance``)."""
+        if func not in self._once:
+            self._once[func] = func(self)
+        return self._once[func]
+
+
+@dataclass
+class StepData:
+    """One step parsed once: its record, fio's JSON rows, the logs its jobs name, and its
+    folder (None for an imported step, whose files are its record's ``sources``)."""
+
+    record: StepRecord
+    fio: FioRows
+    logs: list[JobLog]
+    dir: Path | None = None
+
+
+def read_step(results_dir: Path, record: StepRecord) -> StepData:
+    """Parse a native step's ``fio.json`` and find its logs."""
+    folder = layout.step_dir(results_dir, record)
+    path = folder / layout.FIO_JSON
+    rows = parse_fio_json(read_bytes(path), path)
+    return StepData(record, rows, find_job_logs(rows.meta, folder), folder)
+
+
+def native_steps(results_dir: Path, manifest: Manifest) -> list[StepData]:
+    """The loadable steps of a native run, parsed. An interrupted step whose output cannot
+    be read is left out; an ``ok`` one is an error."""
+    steps = []
+    for record in manifest.steps:
+        if record.status not in LOADABLE:
+            continue
+        try:
+            steps.append(read_step(results_dir, record))
+        except InputError:
+            if record.status == "ok":
+                raise
+    return steps
+
+
+def front(frame: pl.DataFrame, first: Sequence[str] = ID_COLUMNS) -> pl.DataFrame:
+    """``frame`` with the columns of ``first`` it has first, in that order."""
+    present = [c for c in first if c in frame.columns]
+    return frame.select(present + [c for c in frame.columns if c not in present])
+
+
+def _step_table(steps: Sequence[StepData]) -> pl.DataFrame:
+    records = [s.record for s in steps]
+    return pl.DataFrame(
+        {
+            "step_index": [r.index for r in records],
+            "step": [r.name for r in records],
+            "block": [r.block for r in records],
+            "round": [r.round for r in records],
+            "status": [r.status for r in records],
+        },
+        schema=_STEP_SCHEMA,
+    )
+
+
+def _job_hosts(manifest: Manifest, summary: pl.DataFrame) -> pl.DataFrame | None:
+    """``host`` per step and job entry when fio named it (an imported client/server
+    result); None when the run's own host applies."""
+    if manifest.host is not None or "job_index" not in summary.columns:
+        return None
+    keys = ["step_index", "job_index"]
+    return summary.select(*keys, "host").unique(keys, keep="first", maintain_order=True)
+
+
+def _tagged(
+    frame: pl.DataFrame,
+    manifest: Manifest,
+    steps: pl.DataFrame,
+    hosts: pl.DataFrame | None = None,
+) -> pl.DataFrame:
+    """``frame`` (with ``step_index``) with every id column, first."""
+    if hosts is not None and "host" not in frame.columns and "job_index" in frame.columns:
+        frame = frame.join(hosts, on=["step_index", "job_index"], how="left", maintain_order="left")
+    run = {
+        "run_id": pl.lit(manifest.run_id, dtype=pl.String),
+        "label": pl.lit(manifest.label, dtype=pl.String),
+    }
+    if "host" not in frame.columns:
+        run["host"] = pl.lit(manifest.host.hostname if manifest.host else None, dtype=pl.String)
+    tagged = frame.drop([c for c in _STEP_SCHEMA if c != "step_index"], strict=False)
+    tagged = tagged.join(steps, on="step_index", how="left", maintain_order="left")
+    return front(tagged.with_columns(**run))
+
+
+def core_frames(manifest: Manifest, steps: Sequence[StepData]) -> dict[str, pl.DataFrame]:
+    """``summary``, ``latency_hist``, ``percentiles`` and ``snapshots`` of ``steps``."""
+    fio = fio_frames([s.fio for s in steps], [{"step_index": s.record.index} for s in steps])
+    table = _step_table(steps)
+    summary = fio.jobs
+    if manifest.host is None and "hostname" in summary.columns:
+        summary = summary.with_columns(host=pl.col("hostname").cast(pl.String))
+    summary = _tagged(summary, manifest, table)
+    hosts = _job_hosts(manifest, summary)
+    clat = fio.bins.filter(pl.col("stat") == "clat").drop("stat")
+    return {
+        "summary": front(summary, SUMMARY_FIRST),
+        "latency_hist": _tagged(clat, manifest, table, hosts),
+        "percentiles": _tagged(fio.percentiles, manifest, table, hosts),
+        "snapshots": _tagged(fio.snapshots, manifest, table, hosts),
+    }
+
+
+def step_logs(steps: Sequence[StepData]) -> tuple[JobLogs, list[dict]]:
+    """The iops/bw/clat logs of ``steps`` gathered for one parse, and the per-job
+    parameters :func:`~ssdlab.logs.timeseries` needs, keyed by ``step_index``."""
+    logs, params = JobLogs(), []
+    for step in steps:
+        ids = {"step_index": step.record.index}
+        params += [p | ids for p in log_params(step.fio.meta, step.fio.jobs)]
+        for log in step.logs:
+            logs.add(log, ids)
+    return logs, params
+
+
+def series_of(
+    logs: JobLogs, params: list[dict], on_stream: Callable[[str], None] | None = None
+) -> tuple[pl.DataFrame, dict[str, str]]:
+    """The summed time series of ``logs`` (with ``step_index``) and the logs that could not
+    be read, with why. ``on_stream(path)`` is told of each per-I/O log read from its file."""
+    rows, bad = logs.parse(on_stream)
+    return timeseries(rows, pl.DataFrame(params), keys=["step_index"]), bad
+
+
+def timeseries_frame(
+    manifest: Manifest, steps: Sequence[StepData], series: pl.DataFrame, summary: pl.DataFrame
+) -> pl.DataFrame:
+    """The time series of ``steps`` with the id columns (``host`` as in ``summary``)."""
+    return _tagged(series, manifest, _step_table(steps), _job_hosts(manifest, summary))
