@@ -40,9 +40,9 @@ import polars as pl
 from . import __version__
 from .atomic import write_bytes_atomic
 from .errors import InputError
-from .io.fio_hist import GROUPS
+from .io.fio_formats import SNIFF_BYTES, sniff
 from .io.fio_json import FioRows, parse_fio_json
-from .io.fio_log import LOG_ROW, log_problem
+from .io.fio_log import log_problem
 from .io.text import read_bytes
 from .layout import FRAMES, MANIFEST, frame_file
 from .lock import results_lock
@@ -57,12 +57,10 @@ from .logs import (
 from .manifest import Manifest, StepRecord, now
 from .pipeline import StepData, core_frames, series_of, timeseries_frame
 
-SNIFF_BYTES = 8192
 FIRST_READ = 2**16  # one read() takes a file this small whole
 KEEP_BYTES = 64 * 2**20  # files up to this size are kept from one read; larger: read again
 BATCH_BYTES = 16 * 2**20  # log bytes per batch of time series
 PENDING = 2  # batches read ahead of the worker
-HIST_MIN_COLUMNS = 3 + GROUPS[2]  # the coarsest histogram log (fio 2.x, coarseness 6)
 NO_RESULT_NAMES = "fio log that no imported JSON result names (write_*_log prefix)"
 
 
@@ -88,17 +86,6 @@ class ImportReport:
     results: int = 0
     logs: int = 0
     skipped: list[Skipped] = field(default_factory=list)
-
-
-def sniff(data: bytes) -> str | None:
-    """``json``, ``log``, ``hist`` or None, from the first bytes of a file."""
-    end = data.find(b"\n", 0, SNIFF_BYTES)
-    first = data[: SNIFF_BYTES if end < 0 else end]
-    if LOG_ROW.match(first):  # first: a log's first line settles it without a scan
-        return "hist" if first.count(b",") + 1 >= HIST_MIN_COLUMNS else "log"
-    if data.find(b'"fio version"', 0, SNIFF_BYTES) >= 0:
-        return "json"
-    return None
 
 
 def _why_not(head: bytes) -> str:

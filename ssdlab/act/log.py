@@ -26,6 +26,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from ..errors import InputError
+from ..formats import Format, Probe
 from ..io.text import read_text
 
 _VERSION_RE = re.compile(r"^ACT version (\S+)$")
@@ -345,3 +346,14 @@ def read_act_log(path: str | Path) -> ActLog:
         messages=parser.messages,
         meta=meta,
     )
+
+
+_ACT_VERSION = re.compile(r"^ACT version \S+", re.MULTILINE)
+
+
+def is_act_log(probe: Probe) -> bool:
+    """Whether a file is a native ACT log: an ``ACT version`` line in its first 64 KiB."""
+    return _ACT_VERSION.search(probe.head) is not None
+
+
+FORMAT = Format("act_log", "ACT", read_act_log, is_act_log)

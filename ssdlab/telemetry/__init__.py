@@ -13,10 +13,10 @@
 Units follow the field names: bytes, °C, hours, percent, seconds, watts; TB = 10^12 bytes.
 """
 
+from ..formats import Probe
 from .endurance import DriveSpec, WearCheck, load_drive_spec, projected_life_years, wear_check
 from .power import PowerTrace, efficiency, read_power, step_power
 from .record import SmartRecord
-from .registry import Probe, Registry
 from .smart import SMART_FORMATS, detect_smart, read_smart
 from .snapshot import SmartDelta, read_snapshot, smart_delta, waf
 
@@ -25,7 +25,6 @@ __all__ = [
     "DriveSpec",
     "PowerTrace",
     "Probe",
-    "Registry",
     "SmartDelta",
     "SmartRecord",
     "WearCheck",

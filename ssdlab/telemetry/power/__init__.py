@@ -20,12 +20,13 @@ made by :func:`power_sampler`; register more with ``POWER_SOURCES.register(name,
 from __future__ import annotations
 
 import shlex
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 from ...errors import InputError
-from ..registry import Registry
-from . import generic, ipmitool, quarch, yokotool
+from ...formats import FORMATS, KindView
+from ...plugins import Plugins
 from .generic import read_power_csv
 from .ipmitool import parse_instantaneous, read_ipmitool_dcmi
 from .quarch import read_quarch_csv
@@ -40,31 +41,41 @@ from .steps import efficiency, step_power
 from .trace import PowerTrace
 from .yokotool import read_yokotool_csv
 
-POWER_FORMATS: Registry[PowerTrace] = Registry("power")
-POWER_FORMATS.register(generic.NAME, read_power_csv)
-POWER_FORMATS.register(quarch.NAME, read_quarch_csv, quarch.sniff)
-POWER_FORMATS.register(yokotool.NAME, read_yokotool_csv, yokotool.sniff)
-POWER_FORMATS.register(ipmitool.NAME, read_ipmitool_dcmi, ipmitool.sniff)
+#: the power kind of the one format registry (:mod:`ssdlab.formats`)
+
+POWER_FORMATS: KindView[PowerTrace] = FORMATS.kind("power")
+#: A live source: ``factory(argument, interval_s) -> PeriodicSampler``.
+PowerSource = Callable[[str, float], PeriodicSampler]
 
 
-def _command(argument: str, interval_s: float) -> PeriodicSampler:
+def command_source(argument: str, interval_s: float) -> PeriodicSampler:
+    """``command:CMD``."""
     if not argument.strip():
         raise InputError("power source 'command' needs the command: command:CMD")
     return CommandSampler(argument, interval_s)
 
 
-def _ipmitool(argument: str, interval_s: float) -> PeriodicSampler:
+def ipmitool_source(argument: str, interval_s: float) -> PeriodicSampler:
+    """``ipmitool[:ARGS]``."""
     return IpmitoolSampler(interval_s, args=shlex.split(argument))
 
 
-def _rapl(argument: str, interval_s: float) -> PeriodicSampler:
+def rapl_source(argument: str, interval_s: float) -> PeriodicSampler:
+    """``rapl[:DOMAIN]``."""
     return RaplSampler(argument, interval_s) if argument else RaplSampler(interval_s=interval_s)
 
 
-POWER_SOURCES: Registry[PeriodicSampler] = Registry("power source")
-POWER_SOURCES.register("command", _command)
-POWER_SOURCES.register("ipmitool", _ipmitool)
-POWER_SOURCES.register("rapl", _rapl)
+#: Live power sources by name; a package adds one under the entry-point group
+#: ``ssdlab.power_sources`` (:mod:`ssdlab.plugins`).
+POWER_SOURCES: Plugins[PowerSource] = Plugins(
+    "ssdlab.power_sources",
+    "power source",
+    {
+        "command": "ssdlab.telemetry.power:command_source",
+        "ipmitool": "ssdlab.telemetry.power:ipmitool_source",
+        "rapl": "ssdlab.telemetry.power:rapl_source",
+    },
+)
 
 
 def power_sampler(source: str, interval_s: float = 1.0) -> PeriodicSampler:

@@ -11,6 +11,7 @@ from collections.abc import Mapping
 from pathlib import Path
 
 from ...errors import InputError
+from ...formats import Format
 from .trace import PowerTrace, make_trace, read_csv, require_columns, scaled, unit_scale
 
 NAME = "csv"
@@ -48,3 +49,6 @@ def read_power_csv(
     if "power_w" not in exprs:
         exprs["power_w"] = exprs["voltage_v"] * exprs["current_a"]
     return make_trace(frame, path, exprs, {"source": NAME, "columns": dict(columns)})
+
+
+FORMAT = Format(NAME, "power", read_power_csv)

@@ -20,8 +20,8 @@ from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 import polars as pl
 
 from ...errors import InputError
+from ...formats import Format, Probe
 from ...io.text import read_text
-from ..registry import Probe
 from .trace import PowerTrace, drop_invalid
 
 NAME = "ipmitool_dcmi"
@@ -115,3 +115,6 @@ def read_ipmitool_dcmi(path: str | Path, *, tz: str | None = None) -> PowerTrace
         "sampling_period_s": sorted({r["period"] for r in readings if r["period"] is not None}),
     }
     return PowerTrace(frame, meta)
+
+
+FORMAT = Format(NAME, "power", read_ipmitool_dcmi, sniff)

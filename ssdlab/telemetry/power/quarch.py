@@ -24,8 +24,8 @@ from pathlib import Path
 import polars as pl
 
 from ...errors import InputError
+from ...formats import Format, Probe
 from ...io.text import read_bytes
-from ..registry import Probe
 from .trace import PowerTrace, make_trace, read_csv, scaled, unit_scale
 
 NAME = "quarch"
@@ -126,3 +126,6 @@ def read_quarch_csv(path: str | Path, start_epoch_s: float | None = None) -> Pow
     columns["power_w"] = total
     meta = {"source": NAME, "start_epoch_s": start, "channels": list(channels)}
     return make_trace(frame, path, columns, meta)
+
+
+FORMAT = Format(NAME, "power", read_quarch_csv, sniff)

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from ..registry import Probe
+from ...formats import Format, Probe
 from .trace import PowerTrace, make_trace, read_csv, require_columns, scaled
 
 NAME = "yokotool"
@@ -28,3 +28,6 @@ def read_yokotool_csv(path: str | Path) -> PowerTrace:
         if name in frame.columns:
             columns[canonical] = scaled(name, 1.0)
     return make_trace(frame, path, columns, {"source": NAME})
+
+
+FORMAT = Format(NAME, "power", read_yokotool_csv, sniff)

@@ -1,29 +1,24 @@
 """SMART readers, one module per tool output, and the registry that picks one by content.
 
 ``read_smart(path)`` detects the format and returns a :class:`~ssdlab.telemetry.record.SmartRecord`.
-Add a format with ``SMART_FORMATS.register(name, reader, sniff)``: ``reader(path)`` returns a
-SmartRecord, ``sniff(probe)`` recognises the file from ``probe.json`` or ``probe.head``.
+``SMART_FORMATS`` is the SMART kind of the one format registry (:mod:`ssdlab.formats`); add a
+format with ``SMART_FORMATS.register(name, reader, sniff)`` (or an entry point): ``reader(path)``
+returns a SmartRecord, ``sniff(probe)`` recognises the file from ``probe.json`` or ``probe.head``.
 """
 
 from __future__ import annotations
 
 from pathlib import Path
 
+from ...formats import FORMATS, KindView
 from ..record import SmartRecord
-from ..registry import Registry
-from . import nvme_id_ctrl, nvme_intel, nvme_ocp, nvme_smart_log, smartctl
 from .nvme_id_ctrl import read_nvme_id_ctrl
 from .nvme_intel import read_nvme_intel_smart_log_add
 from .nvme_ocp import read_nvme_ocp_smart_add_log
 from .nvme_smart_log import read_nvme_smart_log
 from .smartctl import read_smartctl
 
-SMART_FORMATS: Registry[SmartRecord] = Registry("SMART")
-SMART_FORMATS.register(nvme_smart_log.NAME, read_nvme_smart_log, nvme_smart_log.sniff)
-SMART_FORMATS.register(nvme_ocp.NAME, read_nvme_ocp_smart_add_log, nvme_ocp.sniff)
-SMART_FORMATS.register(nvme_id_ctrl.NAME, read_nvme_id_ctrl, nvme_id_ctrl.sniff)
-SMART_FORMATS.register(nvme_intel.NAME, read_nvme_intel_smart_log_add, nvme_intel.sniff)
-SMART_FORMATS.register(smartctl.NAME, read_smartctl, smartctl.sniff)
+SMART_FORMATS: KindView[SmartRecord] = FORMATS.kind("SMART")
 
 
 def detect_smart(path: str | Path) -> str:

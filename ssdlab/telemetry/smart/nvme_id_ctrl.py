@@ -11,9 +11,9 @@ from pathlib import Path
 from typing import Any
 
 from ...errors import InputError
+from ...formats import Format, Probe
 from .._values import as_int, get_int, load_json_object, text_or_none
 from ..record import SmartRecord
-from ..registry import Probe
 
 NAME = "nvme_id_ctrl"
 _REQUIRED = ("mn", "sn", "fr")
@@ -56,3 +56,6 @@ def read_nvme_id_ctrl(path: str | Path) -> SmartRecord:
         power_states_w=[_watts(p, f"{where}: psds[{i}]") for i, p in enumerate(psds)],
         raw=doc,
     )
+
+
+FORMAT = Format(NAME, "SMART", read_nvme_id_ctrl, sniff)

@@ -12,9 +12,9 @@ from pathlib import Path
 from typing import Any
 
 from ...errors import InputError
+from ...formats import Format, Probe
 from .._values import get_int, load_json_object, times
 from ..record import MIB, SmartRecord
-from ..registry import Probe
 
 NAME = "nvme_intel_smart_log_add"
 UNIT_BYTES = 32 * MIB
@@ -54,3 +54,6 @@ def read_nvme_intel_smart_log_add(path: str | Path) -> SmartRecord:
         else None,
         raw=doc,
     )
+
+
+FORMAT = Format(NAME, "SMART", read_nvme_intel_smart_log_add, sniff)

@@ -10,9 +10,9 @@ from __future__ import annotations
 from pathlib import Path
 
 from ...errors import InputError
+from ...formats import Format, Probe
 from .._values import hi_lo, load_json_object
 from ..record import SmartRecord
-from ..registry import Probe
 
 NAME = "nvme_ocp_smart_add_log"
 _WRITTEN_KEYS = ("Physical media units written", "physical_media_units_written")
@@ -35,3 +35,6 @@ def read_nvme_ocp_smart_add_log(path: str | Path) -> SmartRecord:
         nand_bytes_written=hi_lo(doc[key], f"{path}: {key}"),
         raw=doc,
     )
+
+
+FORMAT = Format(NAME, "SMART", read_nvme_ocp_smart_add_log, sniff)

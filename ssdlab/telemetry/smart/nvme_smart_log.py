@@ -10,9 +10,9 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from ...formats import Format, Probe
 from .._values import as_int, get_int, load_json_object, times
 from ..record import NVME_DATA_UNIT_BYTES, SmartRecord
-from ..registry import Probe
 
 NAME = "nvme_smart_log"
 _REQUIRED = ("critical_warning", "temperature", "data_units_written")
@@ -48,3 +48,6 @@ def read_nvme_smart_log(path: str | Path) -> SmartRecord:
         critical_warning=_critical_warning(doc["critical_warning"], where),
         raw=doc,
     )
+
+
+FORMAT = Format(NAME, "SMART", read_nvme_smart_log, sniff)

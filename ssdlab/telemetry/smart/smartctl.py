@@ -24,9 +24,9 @@ from pathlib import Path
 from typing import Any
 
 from ...errors import InputError
+from ...formats import Format, Probe
 from .._values import as_int, get_int, load_json_object, text_or_none, times
 from ..record import GIB, MIB, NVME_DATA_UNIT_BYTES, SmartRecord
-from ..registry import Probe
 
 NAME = "smartctl"
 
@@ -184,3 +184,6 @@ def read_smartctl(path: str | Path) -> SmartRecord:
         raw=doc,
         **fields,
     )
+
+
+FORMAT = Format(NAME, "SMART", read_smartctl, sniff)
