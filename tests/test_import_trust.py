@@ -30,7 +30,7 @@ import ssdlab.io.fio_log
 from ssdlab.errors import InputError
 from ssdlab.importer import import_results
 from ssdlab.io.fio_hist import read_fio_hist_log
-from ssdlab.io.fio_log import LogBatch, per_io_sums, read_fio_log
+from ssdlab.io.fio_log import VALUE_COLUMNS, LogBatch, per_io_sums, read_fio_log
 from ssdlab.lock import results_lock
 from ssdlab.logs import JobLog, JobLogs
 
@@ -279,12 +279,13 @@ def test_mutated_logs_are_an_input_error_or_a_skip(
     log = tree / name
     log.write_bytes(mutate((windowed / name).read_bytes(), changes))
     try:
-        frame, _ = read_fio_log(log)
+        frame, meta = read_fio_log(log)
     except InputError as exc:
         assert str(exc).startswith(f"{log}: ") and "\n" not in str(exc)
     else:
+        value = VALUE_COLUMNS[meta["kind"]][0]
         assert frame["direction"].null_count() == 0
-        assert frame.select((pl.col("time_ms", "value") >= 0).all()).row(0) == (True, True)
+        assert frame.select((pl.col("time_ms", value) >= 0).all()).row(0) == (True, True)
     report = import_results([tree], tree / "out")
     reasons = {s.path.name: s.reason for s in report.skipped}
     assert set(reasons) <= {name} and all("\n" not in r for r in reasons.values())
@@ -355,8 +356,14 @@ def cut_positions(data: bytes) -> dict[str, int]:
     }
 
 
+def raw(rows: pl.DataFrame, kind: str) -> pl.DataFrame:
+    """:func:`read_fio_log` rows with fio's own ``value`` (as bulk parsing keeps it)."""
+    name, factor = VALUE_COLUMNS[kind]
+    return rows.with_columns(value=pl.col(name) // factor).drop(name)
+
+
 def sums_of(rows: pl.DataFrame) -> pl.DataFrame:
-    """Per-I/O log rows summed per millisecond and direction, the plain way."""
+    """Per-I/O log rows (fio's ``value``) summed per millisecond and direction, the plain way."""
     return (
         rows.group_by("time_ms", "direction")
         .agg(
@@ -402,7 +409,8 @@ def test_a_per_io_log_cut_mid_line_read_a_chunk_at_a_time(
     never counts as one, whatever the chunk size, the last chunk holding only the cut line
     included."""
     data = (killed / name).read_bytes()
-    full, _ = read_fio_log(killed / name)
+    frame, meta = read_fio_log(killed / name)
+    full = raw(frame, meta["kind"])
     log = tmp_path / name
     boundary = data.index(b"\n", 3000) + 1  # a first chunk of this size ends with a line
     cuts = {**cut_positions(data), "4 bytes into the second chunk": boundary + 4}
@@ -427,7 +435,7 @@ def test_cut_logs_parsed_in_one_batch_lose_only_their_cut_line(
     logs, expected = JobLogs(), []
     for kind, src in sources.items():
         data = src.read_bytes()
-        full, _ = read_fio_log(src)
+        full = raw(read_fio_log(src)[0], kind)
         window = 0 if kind == "iops" else 500
         cuts = {
             "whole": len(data),

@@ -25,6 +25,7 @@ import polars as pl
 import pytest
 from conftest import Loops, needs_loop, ssdlab_cli
 
+import ssdlab
 from ssdlab.errors import InputError, SsdlabError
 from ssdlab.manifest import Manifest, StepRecord, TargetInfo
 from ssdlab.telemetry import frames, store
@@ -100,7 +101,8 @@ def telemetry_run(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 def load(out: Path, builder: str) -> pl.DataFrame:
-    return getattr(frames, builder)(out, Manifest.load(out))
+    """The frame ``builder`` (e.g. ``smart_frame``) makes of the run ``out``, as loaded."""
+    return getattr(ssdlab.load(out), builder.removesuffix("_frame"))
 
 
 def test_smart_snapshots_around_each_step(telemetry_run: Path) -> None:

@@ -1,10 +1,12 @@
 """fio per-I/O and windowed logs (``write_bw_log``, ``write_iops_log``, ``write_lat_log``).
 
-Canonical columns: ``time_ms`` (ms since job start, or since the epoch with
-``log_unix_epoch``), ``value`` (bw: KiB/s, iops: count, lat/clat/slat: ns),
-``direction`` (:data:`DIRECTION`: read/write/trim), ``bs_bytes`` (0 in windowed logs), and
-when present
-``value_max`` (``log_window_value=both``), ``offset_bytes``, ``prio``, ``issue_time_ns``.
+:func:`read_fio_log` columns: ``time_ms`` (ms since job start, or since the epoch with
+``log_unix_epoch``), the value under its canonical name (:data:`VALUE_COLUMNS`: ``iops``,
+``bw_bytes_s`` = fio's KiB/s x 1024, ``lat_ns``/``clat_ns``/``slat_ns``), ``direction``
+(:data:`DIRECTION`: read/write/trim), ``bs_bytes`` (0 in windowed logs), and when present
+the window's maximum (the value's name + ``_max``, ``log_window_value=both``),
+``offset_bytes``, ``prio``, ``issue_time_ns``. Bulk parsing (:class:`LogBatch`) keeps fio's
+raw ``value``.
 
 A row fio cannot have written (a missing field, a negative or impossibly large number, a
 ddir other than 0-2) makes the file unusable: the error names the line. fio ends every row
@@ -32,6 +34,14 @@ from ..vocab import DIRECTIONS
 from .text import read_bytes
 
 LOG_KINDS = ("bw", "iops", "clat", "slat", "lat")
+#: log kind -> (canonical name of its value, factor from fio's unit)
+VALUE_COLUMNS = {
+    "bw": ("bw_bytes_s", 1024),
+    "iops": ("iops", 1),
+    "clat": ("clat_ns", 1),
+    "slat": ("slat_ns", 1),
+    "lat": ("lat_ns", 1),
+}
 _NAME_RE = re.compile(r"_(bw|iops|clat|slat|lat)(?:\.\d+)?\.log(?:\.[\w.:-]+)?$")
 DIRECTION = pl.Enum(list(DIRECTIONS))  # fio's ddir 0, 1, 2
 #: a log row: time, value, ddir, bs, ...
@@ -229,7 +239,17 @@ def read_fio_log(
         raise InputError(f"{path}: {_malformed(exc)}") from None
     epoch = bool(frame.height) and frame["time_ms"].min() >= EPOCH_MS_MIN
     meta = {"path": str(path), "kind": kind, "epoch": epoch, "columns": names}
-    return frame, meta | {"partial_lines": int(bool(tail))}
+    return canonical(frame, kind), meta | {"partial_lines": int(bool(tail))}
+
+
+def canonical(frame: pl.DataFrame, kind: str) -> pl.DataFrame:
+    """Log rows with fio's ``value``/``value_max`` under their canonical, unit-bearing names
+    (:data:`VALUE_COLUMNS`)."""
+    name, factor = VALUE_COLUMNS[kind]
+    present = [c for c in ("value", "value_max") if c in frame.columns]
+    return frame.with_columns(pl.col(present) * factor if factor != 1 else pl.col(present)).rename(
+        {c: c.replace("value", name) for c in present}
+    )
 
 
 #: what a job's options say about its log columns: (log_offset or None if unknown,
