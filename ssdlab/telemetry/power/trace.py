@@ -13,9 +13,8 @@ does not cost the whole trace. A file that is not in the format is refused with 
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 import polars as pl
 
@@ -26,12 +25,12 @@ CANONICAL = ("time_s", "power_w", "voltage_v", "current_a")
 _PREFIX = {"": 1.0, "k": 1e3, "m": 1e-3, "u": 1e-6, "µ": 1e-6, "n": 1e-9}
 
 
-@dataclass
-class PowerTrace:
-    """Power samples (``frame``: time_s, power_w[, voltage_v, current_a]) and ``meta``."""
+class PowerTrace(NamedTuple):
+    """Power samples (``frame``: time_s, power_w[, voltage_v, current_a]) and ``meta``: the
+    readers' ``(frame, meta)``, so ``frame, meta = read_quarch_csv(path)`` works too."""
 
     frame: pl.DataFrame
-    meta: dict[str, Any] = field(default_factory=dict)
+    meta: dict[str, Any]
 
 
 def unit_scale(unit: str, base: str, where: str) -> float:
