@@ -26,7 +26,7 @@ _ETA_PCT = re.compile(r"\]\[(\d+(?:\.\d+)?)%\]")
 _ETA_BW = re.compile(r"\]\[((?:[rwt]=[\d.]+[KMGTP]?i?B/s,?)+)\]")
 _ETA_IOPS = re.compile(r"\]\[((?:[rwt]=[\d.]+[kMG]?,?)+) IOPS\]")
 _ETA_LEFT = re.compile(r"\[eta (?:(\d+)d:)?(?:(\d+)h:)?(?:(\d+)m:)?(\d+)s\]")
-_UNIT = {"": 1, "K": 1024, "M": 1024**2, "G": 1024**3, "T": 1024**4, "P": 1024**5}
+_UNIT: dict[str, float] = {"": 1, "K": 1024, "M": 1024**2, "G": 1024**3, "T": 1024**4, "P": 1024**5}
 _COUNT = {"": 1, "k": 1e3, "K": 1e3, "M": 1e6, "G": 1e9}
 
 

@@ -27,7 +27,6 @@ from __future__ import annotations
 import io
 import os
 import re
-import secrets
 import shutil
 import stat
 from collections.abc import Callable, Iterable
@@ -56,6 +55,7 @@ from .logs import (
 )
 from .manifest import Manifest, StepRecord, now
 from .pipeline import StepData, core_frames, series_of, timeseries_frame
+from .session import new_run_id
 
 FIRST_READ = 2**16  # one read() takes a file this small whole
 KEEP_BYTES = 64 * 2**20  # files up to this size are kept from one read; larger: read again
@@ -355,7 +355,7 @@ def _import(
 
     dirs = [os.path.join(root, "") for root in roots if root.is_dir()]
     manifest = Manifest(
-        run_id=f"{now():%Y%m%dT%H%M%SZ}-{secrets.token_hex(3)}",
+        run_id=new_run_id(),
         label=label or ", ".join(p.name for p in roots),
         source="import",
         suite="import",

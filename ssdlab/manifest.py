@@ -56,6 +56,35 @@ class StepRecord(BaseModel):
     notes: list[str] = Field(default_factory=list)
 
 
+class SteadyStateRecord(BaseModel):
+    """The steady-state determination of a rounds block, as the runner recorded it.
+
+    ``round_values``: the tracked value of every round run; ``rounds``/``values``: the
+    measurement window judged; the figures are those of
+    :class:`~ssdlab.analysis.steady_state.SteadyState` (None when not computed, e.g. a round
+    failed: ``reason`` says why).
+    """
+
+    block: str
+    metric: str
+    direction: str | None = None
+    track: str
+    window: int
+    max_rounds: int | None = None
+    round_values: list[float] = Field(default_factory=list)
+    steady: bool
+    reason: str
+    rounds: list[int] = Field(default_factory=list)
+    values: list[float] = Field(default_factory=list)
+    mean: float | None = None
+    data_excursion: float | None = None
+    allowed_data_excursion: float | None = None
+    slope: float | None = None
+    intercept: float | None = None
+    slope_excursion: float | None = None
+    allowed_slope_excursion: float | None = None
+
+
 class Manifest(BaseModel):
     format_version: int = 1
     run_id: str
@@ -80,7 +109,7 @@ class Manifest(BaseModel):
     allowed_fio_options: list[str] | None = None
     purge: str | None = None
     steps: list[StepRecord] = Field(default_factory=list)
-    steady_state: list[dict[str, Any]] = Field(default_factory=list)
+    steady_state: list[SteadyStateRecord] = Field(default_factory=list)
     notes: list[str] = Field(default_factory=list)
 
     def record(self, name: str) -> StepRecord | None:

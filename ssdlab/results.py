@@ -70,12 +70,12 @@ def steady_frames(manifest: Manifest) -> tuple[pl.DataFrame, pl.DataFrame]:
     """Round-by-round tracked values and the steady-state determination of every block."""
     rounds, determinations = [], []
     for d in manifest.steady_state:
-        values = d.get("round_values", [])
-        judged = set(d.get("rounds") or ())
-        for n, value in enumerate(values, start=1):
-            step = f"{d['block']}-r{n:02d}-{d['track']}"
-            rounds.append((d["block"], n, step, d["metric"], value, n in judged))
-        determinations.append({k: d.get(k) for k in STEADY_COLUMNS} | {"rounds_run": len(values)})
+        judged = set(d.rounds)
+        for n, value in enumerate(d.round_values, start=1):
+            step = f"{d.block}-r{n:02d}-{d.track}"
+            rounds.append((d.block, n, step, d.metric, value, n in judged))
+        fields = d.model_dump(include=set(STEADY_COLUMNS))
+        determinations.append(fields | {"rounds_run": len(d.round_values)})
     return (
         pl.DataFrame(rounds, schema=ROUNDS_SCHEMA, orient="row"),
         pl.DataFrame(determinations, schema=STEADY_COLUMNS),

@@ -24,9 +24,10 @@ from hypothesis import strategies as st
 
 import ssdlab
 from ssdlab.errors import InputError, SsdlabError
+from ssdlab.execute import no_io_error
 from ssdlab.lock import results_lock
 from ssdlab.manifest import Manifest
-from ssdlab.runner import RunHook, inspect_step, no_io_error, run_suite
+from ssdlab.runner import RunHook, inspect_step, run_suite
 from ssdlab.suite import Suite, load_suite
 from ssdlab.units import parse_size
 

@@ -5,7 +5,7 @@ runtime = the slice) judged before the next starts; a trial is consecutive slice
 duration or its first failing slice. Layout: the manifest (suite ``act``) lists one step per
 slice, ``trial-NN-slice-NNN`` with block ``trial-<n>`` and round = slice, whose directory holds
 the job file, fio's json+ output and the small reads' histogram logs, exactly as
-:mod:`ssdlab.runner` keeps a step; ``act.json`` holds the trials and their slice tables.
+:mod:`ssdlab.execute` keeps a step; ``act.json`` holds the trials and their slice tables.
 
 Running again into the same directory reuses every trial already judged with the same load
 and settings (a search resumes where it stopped); an interrupted trial is kept as
@@ -16,31 +16,19 @@ from __future__ import annotations
 
 import contextlib
 import math
-import secrets
 from pathlib import Path
 from types import TracebackType
 
 from rich.console import Console
 
-from .. import __version__
 from ..errors import SsdlabError
-from ..fio import fio_binary, fio_version
+from ..execute import LocalFio, RunHook, RunInterrupted, StepExecutor, StepFailed
+from ..fio import fio_binary
 from ..layout import MANIFEST
-from ..manifest import Manifest, StepRecord, now
+from ..manifest import Manifest, TargetInfo, now
 from ..progress import RunDisplay
-from ..runner import (
-    DEFAULT_FILE_BYTES,
-    RunHook,
-    RunInterrupted,
-    StepFailed,
-    _Run,
-    end_status,
-    guard_run,
-    save_manifest,
-    target_differences,
-)
-from ..sysinfo import host_info
-from ..target import plan_target, prepare_target, release_target
+from ..runner import DEFAULT_FILE_BYTES
+from ..session import guard_run, new_manifest, set_up_local, target_differences
 from .trials import (
     VERDICTS,
     ActRecord,
@@ -55,20 +43,26 @@ from .workload import ActConfig, derive, fio_jobs, format_derived
 SUITE = "act"
 
 
-def _open_manifest(out: Path, label: str | None, target: Path | None) -> Manifest:
+def _open_manifest(
+    out: Path, label: str | None, target: Path | None, planned: TargetInfo
+) -> Manifest:
+    """A new ACT run, or the one in ``out`` when it holds ACT trials on this target."""
     if not (out / MANIFEST).exists():
-        return Manifest(
-            run_id=f"{now():%Y%m%dT%H%M%SZ}-{secrets.token_hex(3)}",
-            label=label or (target.name if target else "temporary file"),
-            suite=SUITE,
-            suite_description="Aerospike ACT storage workload emulated with fio",
-            host=host_info(),
+        return new_manifest(
+            SUITE, "Aerospike ACT storage workload emulated with fio", label, target
         )
     manifest = Manifest.load(out)
     if manifest.source == "import":
         raise SsdlabError(f"{out} holds imported results; use another --out for ACT trials")
     if manifest.suite != SUITE:
         raise SsdlabError(f"{out} holds a run of suite {manifest.suite!r}; use another --out")
+    if manifest.target is not None and (
+        differences := target_differences(manifest.target, planned)
+    ):
+        raise SsdlabError(
+            f"{out} holds ACT trials on {manifest.target.path}, not on this command's "
+            f"target: {'; '.join(differences)}; use another --out"
+        )
     return manifest
 
 
@@ -76,6 +70,8 @@ class ActRunner:
     """ACT trials against one target in one results directory; use as a context manager
     (it releases the target and closes the run, also on errors and interrupts). The results
     directory is locked from construction to exit."""
+
+    record: ActRecord
 
     def __init__(
         self,
@@ -90,52 +86,45 @@ class ActRunner:
     ) -> None:
         binary = fio_binary()
         self.out = out
-        with contextlib.ExitStack() as stack:  # the lock is kept only if all goes well
-            stack.enter_context(guard_run(out, "act"))
-            manifest = _open_manifest(out, label, target)
-            size_bytes = target_size or DEFAULT_FILE_BYTES
-            planned = plan_target(
-                target, out, size_bytes=size_bytes, writes=True, destroy_data=destroy_data
-            )
-            if manifest.target is not None and (
-                differences := target_differences(manifest.target, planned)
-            ):
-                raise SsdlabError(
-                    f"{out} holds ACT trials on {manifest.target.path}, not on this command's "
-                    f"target: {'; '.join(differences)}; use another --out"
-                )
-            manifest.target = prepare_target(
-                target, out, size_bytes=size_bytes, writes=True, planned=planned
-            )
-            manifest.fio_version = fio_version(binary)
-            manifest.ssdlab_version = __version__
-            manifest.status, manifest.ended = "running", None
-            manifest.started = manifest.started or now()
+
+        def ready(manifest: Manifest) -> None:
             stopped = "ssdlab stopped during it"  # killed: no verdict, the slice's data is partial
             for step in manifest.steps:
                 if step.status == "running":
                     step.status, step.error = "failed", stopped
-            try:
-                self.record = ActRecord.load(out)
-                for trial in self.record.trials:
-                    if trial.status == "running":
-                        trial.status, trial.reason = "abandoned", stopped
-                self.record.save(out)
-                manifest.save(out)
-            except BaseException:
-                release_target(manifest.target)
-                raise
-            self._lock = stack.pop_all()
-        display = RunDisplay("ACT trials", 0, console)
-        self.run = _Run(manifest, out, display, "stop", hooks or [])
+            self.record = ActRecord.load(out)
+            for trial in self.record.trials:
+                if trial.status == "running":
+                    trial.status, trial.reason = "abandoned", stopped
+            self.record.save(out)
+
+        with contextlib.ExitStack() as stack:  # the lock is kept only if all goes well
+            stack.enter_context(guard_run(out, "act"))
+            manifest = set_up_local(
+                out,
+                target,
+                size_bytes=target_size or DEFAULT_FILE_BYTES,
+                writes=True,
+                destroy_data=destroy_data,
+                binary=binary,
+                open_run=lambda planned: _open_manifest(out, label, target, planned),
+                ready=ready,
+            )
+            self._stack = stack.pop_all()
+        self.display = RunDisplay("ACT trials", 0, console)
+        self.run = StepExecutor(
+            manifest, out, self.display, LocalFio(self.display.fio_status), hooks or []
+        )
 
     @property
     def manifest(self) -> Manifest:
         return self.run.manifest
 
     def __enter__(self) -> ActRunner:
-        self.run.display.__enter__()
-        self.run.call(self.manifest.notes, "start", self.out, self.manifest)
+        with contextlib.ExitStack() as stack:
+            stack.enter_context(self.run.running())
+            stack.enter_context(self.display)
+            self._stack.push(stack.pop_all())
         return self
 
     def __exit__(
@@ -144,18 +133,7 @@ class ActRunner:
         exc: BaseException | None,
         tb: TracebackType | None,
     ) -> None:
-        try:
-            self.run.display.__exit__(exc_type, exc, tb)
-            self.manifest.status = "complete" if exc is None else end_status(exc)
-            try:
-                self.run.call(self.manifest.notes, "finish", self.out, self.manifest)
-            finally:
-                assert self.manifest.target is not None
-                release_target(self.manifest.target)  # first: it may free what the save needs
-                self.manifest.ended = now()
-                save_manifest(self.manifest, self.out)
-        finally:
-            self._lock.close()
+        self._stack.__exit__(exc_type, exc, tb)
 
     def trial(self, load: float, settings: FioSettings, *, duration_s: int, slice_s: int) -> Trial:
         """The trial at ``load``: one already judged with the same settings, else a new run."""
@@ -167,7 +145,7 @@ class ActRunner:
                 and (done.settings, done.duration_s, done.slice_s)
                 == (settings, duration_s, slice_s)
             ):
-                self.run.display.print(f"{done.summary} (judged earlier)")
+                self.display.print(f"{done.summary} (judged earlier)")
                 return done
         if duration_s % slice_s or slice_s * 1000 < 2 * settings.hist_msec:
             raise SsdlabError(
@@ -205,7 +183,7 @@ class ActRunner:
             )
         )
         self.record.save(self.out)
-        display = self.run.display
+        display = self.display
         display.add_planned(duration_s)
         display.print(
             f"trial {trial.trial}: {load:g}x load on {self.manifest.target.path}\n"
@@ -243,12 +221,8 @@ class ActRunner:
         self, trial: Trial, n: int, job: str, max_lag_s: float
     ) -> tuple[SliceResult, str | None, TrialStatus]:
         """Run one slice as a results step (as the runner runs a step) and judge it."""
-        index = len(self.manifest.steps) + 1
         name = f"trial-{trial.trial:02d}-slice-{n:03d}"
-        record = StepRecord(
-            index=index, name=name, dir=f"{index:03d}-{name}", block=f"trial-{trial.trial}", round=n
-        )
-        self.manifest.steps.append(record)
+        record = self.run.new_record(name, block=f"trial-{trial.trial}", round_no=n)
         assert self.manifest.target is not None
         record.direct = self.manifest.target.direct_supported
         label = f"trial {trial.trial} ({trial.load:g}x) slice {n}"
@@ -261,7 +235,7 @@ class ActRunner:
                 d, slice_no=n, slice_s=trial.slice_s, max_lag_s=max_lag_s, step=name
             ),
         )
-        display = self.run.display
+        display = self.display
         if outcome.interrupted:
             raise RunInterrupted(
                 f"interrupted during trial {trial.trial}, slice {n}; results so far are in "

@@ -3,7 +3,8 @@
 from .aggregate import all_clients
 from .hosts import DEFAULT_PORT, Host, parse_host, parse_hosts
 from .probe import ServerInfo, check_fleet, probe_servers
-from .run import Fleet, FleetFailed, load_fleet, run_fleet
+from .run import FleetFailed, run_fleet
+from .store import Fleet, load_fleet
 
 __all__ = [
     "DEFAULT_PORT",

@@ -20,6 +20,18 @@ Commands run with ``LC_ALL=C``. Their output is stored in the step's directory (
 from the start of the run to its end, appending every sample to ``power/samples.csv`` and
 rewriting ``power/trace.parquet`` after every step, so an interrupted run keeps its samples; a
 resumed run appends to them.
+
+On a fleet run (``--hosts``) hooks run on the controlling machine, not on the hosts:
+
+- ``--power``: the meter is sampled here from the fleet's start to its end into
+  ``ROOT/power/`` (one meter, one trace), and after each step every member's results
+  directory gets the trace so far in its own ``power/``, so its steps' power comes from its
+  own step windows (``ssdlab.load(member).power``): a member's results directory stays
+  complete on its own, for reports and comparisons. The meter measures what it is wired to
+  (one host, a shelf): members measured at once see the same watts, not a share each. The
+  hosts' clocks must agree with this machine's (NTP): fio's logs are stamped by the host.
+- ``--smart auto`` takes no snapshots (nvme-cli and smartctl here cannot reach the hosts'
+  drives): each member's manifest says so in a note. ``--smart COMMAND`` is refused.
 """
 
 from __future__ import annotations
@@ -35,8 +47,8 @@ from typing import TextIO
 import polars as pl
 
 from ..errors import InputError, SsdlabError
+from ..execute import FleetHook, RunHook
 from ..manifest import Manifest, StepRecord, TargetInfo, now
-from ..runner import RunHook
 from . import store
 from .power import POWER_FORMATS, PeriodicSampler, PowerTrace, generic, power_sampler
 from .smart import SMART_FORMATS
@@ -45,6 +57,11 @@ SMART_AUTO = "auto"
 SMART_NONE = "none"
 CAPTURE_TIMEOUT_S = 60.0
 SAMPLE_COLUMNS = {"time": "time_s", "power": "power_w"}
+#: the note on each member of a fleet run with ``--smart auto``
+FLEET_SMART_NOTE = (
+    "--smart auto: no SMART snapshots on a fleet run (nvme-cli and smartctl on the "
+    "controlling machine cannot reach the hosts' drives)"
+)
 
 #: a capture: (file stem, argument list)
 Capture = tuple[str, list[str]]
@@ -143,8 +160,32 @@ class SmartHook(RunHook):
     def before_step(self, step_dir: Path, record: StepRecord) -> None:
         self._snapshot(step_dir, "before")
 
+    def on_fleet(self, root: Path) -> FleetHook:
+        """``auto``: no snapshots, a note on each member; a COMMAND is refused (see above)."""
+        if self.command is not None:
+            raise SsdlabError(
+                "--smart COMMAND cannot run on a fleet (--hosts): it would run on this "
+                "machine, not on the hosts; give --smart none"
+            )
+        return _NoFleetSmart()
+
     def after_step(self, step_dir: Path, record: StepRecord) -> None:
         self._snapshot(step_dir, "after")
+
+
+class _NoFleetSmart:
+    """``--smart auto`` on a fleet: a note on every member instead of snapshots."""
+
+    def start(self) -> None:
+        """Nothing to start."""
+
+    def member(self, out: Path, manifest: Manifest) -> RunHook | None:
+        if FLEET_SMART_NOTE not in manifest.notes:
+            manifest.notes.append(FLEET_SMART_NOTE)
+        return None
+
+    def finish(self) -> None:
+        """Nothing to finish."""
 
 
 def _read_samples(path: Path) -> pl.DataFrame | None:
@@ -166,6 +207,10 @@ class PowerHook(RunHook):
         self._file: TextIO | None = None
 
     def start(self, out: Path, manifest: Manifest) -> None:
+        self.open(out)
+
+    def open(self, out: Path) -> None:
+        """Start sampling into ``out/power/`` (appending to what a resumed run sampled)."""
         directory = out / store.POWER_DIR
         samples = directory / store.SAMPLES_CSV
         if (directory / store.TRACE).exists() and not samples.exists():
@@ -189,11 +234,15 @@ class PowerHook(RunHook):
         self._file.write(line + "\n")
         self._file.flush()
 
-    def _save(self) -> PowerTrace:
-        assert self.out is not None
+    def trace(self) -> PowerTrace:
+        """Every sample so far, a resumed run's earlier ones included."""
         trace = self.sampler.trace()
         frame = pl.concat([self.previous, trace.frame], how="diagonal_relaxed").sort("time_s")
-        saved = PowerTrace(frame, {**trace.meta, "samples": frame.height})
+        return PowerTrace(frame, {**trace.meta, "samples": frame.height})
+
+    def _save(self) -> PowerTrace:
+        assert self.out is not None
+        saved = self.trace()
         store.write_trace(self.out, saved)
         return saved
 
@@ -202,17 +251,81 @@ class PowerHook(RunHook):
             self._save()
 
     def finish(self, out: Path, manifest: Manifest) -> None:
+        self.close()
+
+    def close(self) -> None:
+        """Stop sampling and save the trace; SsdlabError when readings failed."""
         if self.out is None:
             return
         self.sampler.stop()
         meta = self._save().meta
         if self._file is not None:
             self._file.close()
-        if meta["errors"]:
+        _raise_errors(meta)
+
+    def on_fleet(self, root: Path) -> FleetHook:
+        """One meter for the fleet, sampled here into ``root/power/`` (see above)."""
+        return _FleetPower(self, root)
+
+
+def _raise_errors(meta: dict) -> None:
+    """SsdlabError when a trace's ``meta`` counts failed readings."""
+    if meta["errors"]:
+        raise SsdlabError(
+            f"power: {meta['errors']} failed readings from {meta.get('source', 'source')}, "
+            f"last: {meta['last_error']}"
+        )
+
+
+class _FleetPower:
+    """``--power`` on a fleet: ``hook`` samples into ``root/power/``; members get copies."""
+
+    def __init__(self, hook: PowerHook, root: Path) -> None:
+        self.hook = hook
+        self.root = root
+
+    def start(self) -> None:
+        self.hook.open(self.root)
+
+    def member(self, out: Path, manifest: Manifest) -> RunHook | None:
+        return _MemberPower(self.hook, self.root)
+
+    def finish(self) -> None:
+        self.hook.close()
+
+
+class _MemberPower(RunHook):
+    """A fleet member's copy of the fleet's power trace, rewritten after each of its steps
+    and at its end (its ``source.json`` names the fleet root that recorded it)."""
+
+    def __init__(self, hook: PowerHook, root: Path) -> None:
+        self.hook = hook
+        self.root = root
+        self.out: Path | None = None
+
+    def start(self, out: Path, manifest: Manifest) -> None:
+        directory = out / store.POWER_DIR
+        if (directory / store.RAW_DIR).exists():
             raise SsdlabError(
-                f"power: {meta['errors']} failed readings from {meta.get('source', 'source')}, "
-                f"last: {meta['last_error']}"
+                f"{directory}: holds a trace attached with 'ssdlab power attach'; not copying "
+                "the fleet's power there (move it away to record)"
             )
+        self.out = out
+
+    def _copy(self) -> dict:
+        assert self.out is not None
+        trace = self.hook.trace()
+        meta = {**trace.meta, "recorded_by_fleet": str(self.root.absolute())}
+        store.write_trace(self.out, PowerTrace(trace.frame, meta))
+        return meta
+
+    def after_step(self, step_dir: Path, record: StepRecord) -> None:
+        if self.out is not None and self.hook.out is not None:
+            self._copy()
+
+    def finish(self, out: Path, manifest: Manifest) -> None:
+        if self.out is not None and self.hook.out is not None:
+            _raise_errors(self._copy())
 
 
 def telemetry_hooks(

@@ -1,0 +1,140 @@
+"""A fleet's root: ``fleet.json`` (its members, the default files' token and the fleet-level
+row of every step, see :mod:`ssdlab.fleet.aggregate`) written and read."""
+
+from __future__ import annotations
+
+import json
+import secrets
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import polars as pl
+
+from ..atomic import write_text_atomic
+from ..errors import InputError, SsdlabError
+from ..layout import FLEET_FILE
+from ..manifest import Manifest, now
+from ..results import load
+from ..suite import Suite
+from .aggregate import all_clients
+from .gate import SuiteOrder
+from .hosts import Host
+from .probe import ServerInfo
+
+STEP_KEYS = ["step", "block", "round"]
+
+
+@dataclass
+class Fleet:
+    """A loaded fleet root: its members and the fleet-level row of every step."""
+
+    path: Path
+    suite: str
+    members: pl.DataFrame
+    aggregate: pl.DataFrame
+
+    @property
+    def results_dirs(self) -> list[Path]:
+        """Each host and target's results directory (for reports and comparisons)."""
+        return [self.path / d for d in self.members["dir"]]
+
+
+def load_fleet(root: str | Path) -> Fleet:
+    """Read ``ROOT/fleet.json``: ``members`` (host, port, target, dir, label, status,
+    error, the server's own hostname and fio version) and ``aggregate`` (per step x direction:
+    ``clients`` that completed it, fio's All-clients sums, merged latencies, percentiles)."""
+    path = Path(root) / FLEET_FILE
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+        members = pl.DataFrame(data["members"], infer_schema_length=None)
+        aggregate = pl.DataFrame(data["aggregate"], infer_schema_length=None)
+        suite = data["suite"]
+    except FileNotFoundError:
+        raise InputError(f"{root}: not an ssdlab fleet directory (no {FLEET_FILE})") from None
+    except (OSError, ValueError, KeyError, TypeError, pl.exceptions.PolarsError) as exc:
+        raise InputError(f"{path}: unreadable fleet file: {exc}") from None
+    return Fleet(Path(root), suite, members, aggregate)
+
+
+def _fleet_rows(root: Path, dirs: list[str], order: SuiteOrder) -> pl.DataFrame:
+    """The fleet-level row of every step x direction over the members' ``ok`` steps, in
+    suite order."""
+    summaries, hists = [], []
+    for name in dirs:
+        try:
+            results = load(root / name)
+        except InputError:
+            continue  # nothing completed on that host yet
+        summaries.append(results.summary.filter(pl.col("status") == "ok"))
+        hists.append(results.latency_hist.filter(pl.col("status") == "ok"))
+    if not summaries:
+        return pl.DataFrame()
+    summary = pl.concat(summaries, how="diagonal_relaxed")
+    rows = all_clients(summary, pl.concat(hists, how="diagonal_relaxed"), STEP_KEYS)
+    keys = [(order(*r[:3]), r[3]) for r in rows.select(*STEP_KEYS, "direction").iter_rows()]
+    return rows[sorted(range(rows.height), key=keys.__getitem__)]
+
+
+def write_fleet(
+    root: Path, suite: Suite, order: SuiteOrder, token: str, members: list[dict[str, Any]]
+) -> None:
+    """``fleet.json``: the members, the default files' token and the fleet-level rows."""
+    rows = _fleet_rows(root, [m["dir"] for m in members], order)
+    data = {
+        "format_version": 1,
+        "suite": suite.name,
+        "updated": now().isoformat(),
+        "default_token": token,
+        "members": members,
+        "aggregate": rows.fill_nan(None).to_dicts() if rows.width else [],
+    }
+    write_text_atomic(root / FLEET_FILE, json.dumps(data, indent=2) + "\n")
+
+
+def fleet_token(root: Path, suite: Suite, hosts: Sequence[Host]) -> str:
+    """The default files' token of the fleet in ``root``, new for a new fleet; SsdlabError
+    when ``root`` holds a fleet of another suite, hosts or targets."""
+    path = root / FLEET_FILE
+    if not path.exists():
+        return secrets.token_hex(8)
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+        old_suite, token = data["suite"], data.get("default_token") or secrets.token_hex(8)
+        stored = {Host(m["host"], m["port"], m["target"]).name for m in data["members"]}
+    except (OSError, ValueError, KeyError, TypeError) as exc:
+        raise SsdlabError(f"{path}: unreadable fleet file: {exc}") from None
+    if old_suite != suite.name:
+        raise SsdlabError(
+            f"{root} holds a fleet run of suite {old_suite!r}: use another --out for {suite.name!r}"
+        )
+    listed = {Host(h.host, h.port, h.target_path(token)).name for h in hosts}
+    differences = [
+        f"{what}: {', '.join(sorted(names))}"
+        for what, names in (("not listed now", stored - listed), ("new", listed - stored))
+        if names
+    ]
+    if differences:
+        raise SsdlabError(
+            f"{root} holds a fleet run of other hosts or targets ({'; '.join(differences)}): "
+            "list the same hosts and targets to resume it, or use another --out"
+        )
+    return token
+
+
+def member_entry(
+    host: Host, target: str, manifest: Manifest, info: ServerInfo | None, error: str | None
+) -> dict[str, Any]:
+    return {
+        "host": host.host,
+        "port": host.port,
+        "target": target,
+        "dir": host.dirname,
+        "label": manifest.label,
+        "status": "unreachable" if info is not None and info.error else manifest.status,
+        "error": error,
+        "server_hostname": info.hostname if info else None,
+        "fio_version": info.fio_version if info else manifest.fio_version or None,
+        "steps_ok": sum(s.status == "ok" for s in manifest.steps),
+    }

@@ -1,0 +1,228 @@
+"""Setting up a run: its id, its manifest (new or resumed), its target and its guard.
+
+Every runner (a suite, ACT trials, each member of a fleet) starts the same way: a results
+directory guarded by :func:`guard_run` (lock, signals, space in reserve), a manifest opened by
+:func:`new_manifest` or resumed (refused when it is another run), a target planned and
+prepared (:func:`set_up_local`; a fleet judges remote targets instead) and
+:func:`stamp` recording what runs it. Steps then run through
+:class:`ssdlab.execute.StepExecutor`, whose ``running()`` closes the run.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import secrets
+import signal
+import threading
+from collections.abc import Callable, Collection, Iterator, Mapping
+from pathlib import Path
+from typing import Any
+
+from . import __version__
+from .errors import SsdlabError
+from .fio import fio_version, raise_keyboard_interrupt
+from .layout import MANIFEST, RESERVE
+from .lock import results_lock
+from .manifest import Manifest, TargetInfo, now
+from .suite import Suite
+from .sysinfo import host_info
+from .target import plan_target, prepare_target, release_target
+
+#: written at the start of a run and removed to make room for the manifest when the file
+#: system fills up
+RESERVE_BYTES = 2**20
+
+
+def new_run_id() -> str:
+    """A run's id: its UTC start time and 6 random hex digits, ``20260101T120000Z-1a2b3c``."""
+    return f"{now():%Y%m%dT%H%M%SZ}-{secrets.token_hex(3)}"
+
+
+def new_manifest(
+    suite: str, description: str, label: str | None, target: Path | None, **fields: Any
+) -> Manifest:
+    """The manifest of a new run on this machine (``fields``: more of its fields); the label
+    defaults to the target's name."""
+    return Manifest(
+        run_id=new_run_id(),
+        label=label or (target.name if target else "temporary file"),
+        suite=suite,
+        suite_description=description,
+        host=host_info(),
+        **fields,
+    )
+
+
+def _describe(info: TargetInfo) -> str:
+    if info.temporary:
+        return f"a temporary file of {info.size_bytes} bytes"
+    device = info.device or {}
+    identity = ", ".join(f"{k} {device.get(k) or '-'}" for k in ("serial", "model"))
+    return f"{info.path} ({identity + ', ' if device else ''}{info.size_bytes} bytes)"
+
+
+def target_differences(old: TargetInfo, new: TargetInfo) -> list[str]:
+    """How the target of a resumed run differs from the one it ran on."""
+    if old.temporary and new.temporary:  # the results directory may have moved
+        differences = []
+    elif old.temporary or new.temporary or old.kind != new.kind:
+        differences = [f"target {_describe(old)} → {_describe(new)}"]
+    elif os.path.realpath(old.path) != os.path.realpath(new.path):
+        differences = [f"target {old.path} → {new.path}"]
+    else:
+        differences = []
+    before, after = old.device or {}, new.device or {}
+    differences += [
+        f"{key} {before.get(key) or '-'} → {after.get(key) or '-'}"
+        for key in ("serial", "model")
+        if (before or after) and before.get(key) != after.get(key)
+    ]
+    if old.size_bytes != new.size_bytes:
+        differences.append(f"target size {old.size_bytes} → {new.size_bytes} bytes")
+    return differences
+
+
+def _settings(values: Mapping[str, str] | Collection[str]) -> str:
+    if isinstance(values, Mapping):
+        values = [f"{k}={v}" for k, v in sorted(values.items())]
+    return " ".join(sorted(values)) or "none"
+
+
+def open_manifest(
+    out: Path,
+    suite: Suite,
+    label: str | None,
+    target: Path | None,
+    *,
+    params: Mapping[str, str] | None = None,
+    scale: float | None = None,
+    target_info: TargetInfo | None = None,
+) -> Manifest:
+    """A new manifest for a run of ``suite``, or the one in ``out`` of the run to resume:
+    refused (one line naming every difference) unless it is the same suite as run (with the
+    same fio options opted in to) and, for what is given, the same label, ``--set``
+    overrides (``params``), scale and target."""
+    allowed = list(suite.allowed_fio_options)
+    definition = suite.model_dump(mode="json")
+    if not (out / MANIFEST).exists():
+        return new_manifest(
+            suite.name,
+            suite.description,
+            label,
+            target,
+            suite_definition=definition,
+            scale=1.0 if scale is None else scale,
+            params=None if params is None else dict(params),
+            allowed_fio_options=allowed,
+        )
+    manifest = Manifest.load(out)
+    differences = []
+    if manifest.suite_definition != definition:
+        differences.append(f"suite {manifest.suite!r} with other steps or settings")
+    if label is not None and label != manifest.label:
+        differences.append(f"label {manifest.label!r} → {label!r}")
+    if None not in (params, manifest.params) and dict(params or {}) != manifest.params:
+        differences.append(f"--set {_settings(manifest.params or {})} → {_settings(params or {})}")
+    if manifest.allowed_fio_options not in (None, allowed):
+        differences.append(
+            f"--allow-fio-option {_settings(manifest.allowed_fio_options or ())} → "
+            f"{_settings(allowed)}"
+        )
+    if scale is not None and scale != manifest.scale:
+        differences.append(f"--scale {manifest.scale:g} → {scale:g}")
+    recorded = manifest.target
+    if target_info is not None and recorded is not None:
+        differences += target_differences(recorded, target_info)
+    if differences:
+        held = f"target {_describe(recorded)}" if recorded else f"suite {manifest.suite!r}"
+        asked = f"; this command targets {_describe(target_info)}" if target_info else ""
+        raise SsdlabError(
+            f"--out {out} holds a run of {held}{asked}: {'; '.join(differences)}; "
+            "use another --out to start a new run"
+        )
+    return manifest
+
+
+def stamp(manifest: Manifest, fio: str) -> None:
+    """Record what runs the run (fio's version ``fio``, ssdlab's) and that it runs now."""
+    manifest.fio_version = fio
+    manifest.ssdlab_version = __version__
+    manifest.status, manifest.ended = "running", None
+    manifest.started = manifest.started or now()
+
+
+def set_up_local(
+    out: Path,
+    target: Path | None,
+    *,
+    size_bytes: int,
+    writes: bool,
+    destroy_data: str | None,
+    binary: str,
+    open_run: Callable[[TargetInfo], Manifest],
+    ready: Callable[[Manifest], None] = lambda manifest: None,
+) -> Manifest:
+    """A run on this machine, ready for its first step (call inside :func:`guard_run`): the
+    target planned (checked, nothing changed), the manifest from ``open_run(planned)`` (new
+    or resumed; it refuses another run's), the target prepared, ``ready(manifest)`` (what a
+    runner adds), the versions stamped and the manifest saved. The target is released when
+    anything after its preparation fails. ``binary`` is fio's (:func:`~ssdlab.fio.fio_binary`,
+    looked up before the guard so that a missing fio creates nothing)."""
+    planned = plan_target(
+        target, out, size_bytes=size_bytes, writes=writes, destroy_data=destroy_data
+    )
+    manifest = open_run(planned)
+    manifest.target = prepare_target(
+        target, out, size_bytes=size_bytes, writes=writes, planned=planned
+    )
+    try:
+        ready(manifest)
+        stamp(manifest, fio_version(binary))
+        save_manifest(manifest, out)
+    except BaseException:
+        release_target(manifest.target)
+        raise
+    return manifest
+
+
+@contextlib.contextmanager
+def guard_run(out: Path, what: str) -> Iterator[None]:
+    """While a run writes to ``out``: hold its lock (a second writer is refused), keep
+    running when the terminal goes away (SIGHUP ignored), stop as on Ctrl-C on SIGTERM, and
+    keep space in reserve for the manifest (see :func:`save_manifest`)."""
+    with results_lock(out, what), _run_signals():
+        reserve = out / RESERVE
+        with contextlib.suppress(OSError):
+            reserve.write_bytes(os.urandom(RESERVE_BYTES))  # not zeros: compressed away
+        try:
+            yield
+        finally:
+            reserve.unlink(missing_ok=True)
+
+
+@contextlib.contextmanager
+def _run_signals() -> Iterator[None]:
+    """SIGHUP ignored, SIGTERM a KeyboardInterrupt (signals are the main thread's only)."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    handlers = {signal.SIGHUP: signal.SIG_IGN, signal.SIGTERM: raise_keyboard_interrupt}
+    previous = {signum: signal.signal(signum, handler) for signum, handler in handlers.items()}
+    try:
+        yield
+    finally:
+        for signum, handler in previous.items():
+            signal.signal(signum, handler)
+
+
+def save_manifest(manifest: Manifest, out: Path) -> None:
+    """Save the manifest of a run; on a full file system, give up the space
+    :func:`guard_run` kept in reserve and try once more."""
+    try:
+        manifest.save(out)
+    except SsdlabError:
+        if not (out / RESERVE).exists():
+            raise
+        (out / RESERVE).unlink()
+        manifest.save(out)
