@@ -27,10 +27,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal, Protocol, TypeVar
 
+import polars as pl
+
 from .atomic import write_error
 from .errors import InputError, SsdlabError
 from .fio import FioStatus, run_fio
-from .io import read_fio_json
+from .io.fio_json import FioJson, read_fio_json
 from .layout import FIO_JSON, JOB_FILE, step_dir
 from .manifest import Manifest, StepRecord, TargetInfo, now
 from .session import save_manifest
@@ -137,14 +139,10 @@ class FleetHook(Protocol):
     def finish(self) -> None: ...
 
 
-def no_io_error(step_dir: Path, notes: list[str]) -> str | None:
+def no_io_error(step_dir: Path, jobs: pl.DataFrame, notes: list[str]) -> str | None:
     """Why fio, exiting 0, did no I/O at all (its stderr and ``fio:`` notes, else a generic
-    reason); None when it did some, or when its output is unusable (``inspect`` says why)."""
-    try:
-        jobs = read_fio_json(step_dir / FIO_JSON).jobs
-    except InputError:
-        return None
-    if jobs.is_empty() or jobs["io_bytes"].sum() > 0:  # no jobs: inspect_step says so
+    reason); None when it did some (fio's ``jobs`` rows of the step in ``step_dir``)."""
+    if jobs.is_empty() or jobs["io_bytes"].sum() > 0:  # no jobs: inspect says so
         return None
     said: list[str] = []
     with contextlib.suppress(OSError):
@@ -254,12 +252,12 @@ class StepExecutor:
         job: str,
         label: str,
         planned_s: float,
-        inspect: Callable[[Path], T],
+        inspect: Callable[[Path, FioJson], T],
     ) -> tuple[Outcome, str | None, T | None]:
         """Run the fio ``job`` text as the step of ``record``: in its ``.partial`` directory,
-        hooks around fio, then ``inspect(step_dir)`` (an InputError becomes the step's error),
-        the rename and the manifest update. Returns fio's outcome, the error, what ``inspect``
-        returned."""
+        hooks around fio, then ``inspect(step_dir, result)`` of fio's result, read once (an
+        InputError becomes the step's error), the rename and the manifest update. Returns
+        fio's outcome, the error, what ``inspect`` returned."""
         final = step_dir(self.out, record)
         partial = final.with_name(final.name + ".partial")
         for old in (final, partial):
@@ -279,11 +277,17 @@ class StepExecutor:
             record.notes += [n for n in outcome.notes if n.startswith("fio:")]  # fio's warnings
             self.call(record.notes, "after_step", partial, record)
             error, inspected = outcome.error, None
-            if error is None:
-                error = no_io_error(partial, outcome.notes)
+            try:
+                result: FioJson | InputError = read_fio_json(partial / FIO_JSON)
+            except InputError as exc:
+                result = exc
+            if error is None and isinstance(result, FioJson):
+                error = no_io_error(partial, result.jobs, outcome.notes)
             if error is None or outcome.interrupted:
                 try:
-                    inspected = inspect(partial)
+                    if isinstance(result, InputError):
+                        raise result
+                    inspected = inspect(partial, result)
                 except InputError as exc:
                     error = error or str(exc)
             if error and not outcome.interrupted:

@@ -14,6 +14,7 @@ when neither says.
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -23,7 +24,7 @@ import polars as pl
 
 from . import layout
 from .errors import InputError
-from .io.fio_json import FioRows, fio_frames, parse_fio_json
+from .io.fio_json import FioJson, FioRows, fio_frames, parse_fio_json
 from .io.text import read_bytes
 from .logs import JobLog, JobLogs, find_job_logs, log_params, timeseries
 from .manifest import LOADABLE, Manifest, StepRecord
@@ -81,6 +82,18 @@ def read_step(results_dir: Path, record: StepRecord) -> StepData:
     path = folder / layout.FIO_JSON
     rows = parse_fio_json(read_bytes(path), path)
     return StepData(record, rows, find_job_logs(rows.meta, folder), folder)
+
+
+def result_jobs(fio: FioJson, path: Path) -> pl.DataFrame:
+    """fio's per-direction rows of a step's result (``path``); InputError when it holds no
+    job results or fio reported an error."""
+    jobs = fio.jobs
+    if jobs.is_empty():
+        raise InputError(f"{path}: holds no job results")
+    errors = [e for e in jobs["error"].unique().to_list() if e]
+    if errors:
+        raise InputError(f"fio reported error {errors[0]} ({os.strerror(errors[0])})")
+    return jobs
 
 
 def native_steps(results_dir: Path, manifest: Manifest) -> list[StepData]:

@@ -21,7 +21,6 @@ time writes to a results directory (:func:`ssdlab.session.guard_run`).
 from __future__ import annotations
 
 import dataclasses
-import os
 from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Literal
@@ -34,9 +33,10 @@ from .analysis.steady_state import steady_round
 from .errors import InputError, SsdlabError
 from .execute import LocalFio, RunHook, RunInterrupted, StepExecutor, StepFailed
 from .fio import fio_binary, job_file, pinned_clocksource
-from .io import read_fio_json
+from .io.fio_json import FioJson, read_fio_json
 from .layout import FIO_JSON, step_dir
 from .manifest import Manifest, SteadyStateRecord, StepRecord, TargetInfo
+from .pipeline import result_jobs
 from .progress import RunDisplay
 from .session import guard_run, open_manifest, set_up_local
 from .suite import Rounds, Step, Suite
@@ -51,8 +51,8 @@ __all__ = [
     "SuiteSteps",
     "check_fits",
     "default_file_size",
-    "inspect_step",
     "run_suite",
+    "step_headline",
     "tracked_value",
 ]
 
@@ -90,19 +90,14 @@ def check_fits(suite: Suite, target: TargetInfo) -> None:
             )
 
 
-def inspect_step(step_dir: Path) -> tuple[pl.DataFrame, str]:
-    """fio's per-direction rows and a one-line headline; InputError when unusable."""
-    jobs = read_fio_json(step_dir / FIO_JSON).jobs
-    if jobs.is_empty():
-        raise InputError(f"{step_dir / FIO_JSON}: holds no job results")
-    errors = [e for e in jobs["error"].unique().to_list() if e]
-    if errors:
-        raise InputError(f"fio reported error {errors[0]} ({os.strerror(errors[0])})")
+def step_headline(step_dir: Path, fio: FioJson) -> str:
+    """A step's result in one line; InputError when unusable (:func:`result_jobs`)."""
+    jobs = result_jobs(fio, step_dir / FIO_JSON)
     iops = float(jobs["iops"].sum())
     bw = float(jobs["bw_bytes_s"].sum())
     p99 = jobs["clat_p99_ns"].max()
     tail = f"  clat p99 {p99 / 1000:,.1f} µs" if p99 is not None else ""
-    return jobs, f"{format_iops(iops)}  {format_bw(bw)}{tail}"  # MB/s, as in reports
+    return f"{format_iops(iops)}  {format_bw(bw)}{tail}"  # MB/s, as in reports
 
 
 def tracked_value(jobs: pl.DataFrame, metric: str, direction: str | None) -> float:
@@ -170,7 +165,7 @@ class SuiteSteps:
         )
         label = f"[{record.index}] {step.name}"
         outcome, error, headline = executor.execute(
-            record, job, label, step.planned_s, lambda d: inspect_step(d)[1]
+            record, job, label, step.planned_s, step_headline
         )
         executor.display.end_step(
             f"{step.name}: {headline if record.status == 'ok' else f'{record.status}: {error}'}"
@@ -201,7 +196,8 @@ class SuiteSteps:
             try:
                 if tracked.status != "ok":
                     raise InputError(f"tracked step {tracked.name} {tracked.status}")
-                jobs = inspect_step(step_dir(executor.out, tracked))[0]
+                path = step_dir(executor.out, tracked) / FIO_JSON
+                jobs = result_jobs(read_fio_json(path), path)
                 values.append(tracked_value(jobs, block.metric, block.direction))
             except InputError as exc:
                 self._determine(block, values, {"steady": False, "reason": str(exc)})

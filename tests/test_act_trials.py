@@ -23,6 +23,7 @@ from ssdlab.act.frames import SLICES_SCHEMA, TRIALS_SCHEMA, slices_frame, trials
 from ssdlab.act.run import ActRunner
 from ssdlab.act.trials import judge_fio_slice
 from ssdlab.errors import InputError, SsdlabError
+from ssdlab.io import read_fio_json
 from ssdlab.manifest import Manifest
 from ssdlab.pipeline import RunContext
 
@@ -125,7 +126,8 @@ def test_slice_over_a_latency_limit_fails(capped_run: Path, tmp_path: Path) -> N
         next(step.glob("act-small-reads_clat_hist.*.log")),
         [row(250, {100_000: 935, 1_200_000: 60, 9_000_000: 5})],
     )
-    result, reason, status = judge_fio_slice(step, slice_no=3, slice_s=1, max_lag_s=10)
+    fio = read_fio_json(step / "fio.json")
+    result, reason, status = judge_fio_slice(step, fio, slice_no=3, slice_s=1, max_lag_s=10)
     assert (status, result.passed, result.reads) == ("failed", False, 1000)
     assert (result.pct_over_1ms, result.pct_over_8ms, result.pct_edge_1ms) == (6.5, 0.5, 0.0)
     assert reason == "slice 3: 6.50 % of reads >= 1 ms (limit 5 %)"

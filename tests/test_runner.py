@@ -46,12 +46,13 @@ def test_run_keeps_every_raw_result_and_a_complete_manifest(tiny_run: Path) -> N
 
 
 def test_step_headline_is_in_report_units(tiny_run: Path) -> None:
-    from ssdlab.runner import inspect_step
+    from ssdlab.runner import step_headline
     from ssdlab.tables import format_bw
 
-    step = manifest(tiny_run)["steps"][0]
-    jobs, headline = inspect_step(tiny_run / "steps" / step["dir"])
-    assert format_bw(jobs["bw_bytes_s"].sum()) in headline and "MiB" not in headline
+    step = tiny_run / "steps" / manifest(tiny_run)["steps"][0]["dir"]
+    fio = ssdlab.read_fio_json(step / "fio.json")
+    line = step_headline(step, fio)
+    assert format_bw(fio.jobs["bw_bytes_s"].sum()) in line and "MiB" not in line
 
 
 def test_load_gives_tidy_frames_consistent_with_fio(tiny_run: Path) -> None:

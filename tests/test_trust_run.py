@@ -25,9 +25,10 @@ from hypothesis import strategies as st
 import ssdlab
 from ssdlab.errors import InputError, SsdlabError
 from ssdlab.execute import no_io_error
+from ssdlab.io import read_fio_json
 from ssdlab.lock import results_lock
 from ssdlab.manifest import Manifest
-from ssdlab.runner import RunHook, inspect_step, run_suite
+from ssdlab.runner import RunHook, run_suite, step_headline
 from ssdlab.suite import Suite, load_suite
 from ssdlab.units import parse_size
 
@@ -423,9 +424,10 @@ def test_unreadable_manifests_are_one_line_naming_the_file(tmp_path: Path) -> No
 
 def test_a_fio_result_without_jobs_is_an_input_error(tmp_path: Path) -> None:
     (tmp_path / "fio.json").write_text('{"fio version": "fio-3.33", "jobs": []}')
-    assert no_io_error(tmp_path, []) is None  # inspect_step says what is wrong
+    fio = read_fio_json(tmp_path / "fio.json")
+    assert no_io_error(tmp_path, fio.jobs, []) is None  # headline says what is wrong
     with pytest.raises(InputError, match=r"fio\.json: holds no job results"):
-        inspect_step(tmp_path)
+        step_headline(tmp_path, fio)
 
 
 @needs_root

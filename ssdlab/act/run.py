@@ -231,8 +231,8 @@ class ActRunner:
             job,
             label,
             trial.slice_s,
-            lambda d: judge_fio_slice(
-                d, slice_no=n, slice_s=trial.slice_s, max_lag_s=max_lag_s, step=name
+            lambda d, fio: judge_fio_slice(
+                d, fio, slice_no=n, slice_s=trial.slice_s, max_lag_s=max_lag_s, step=name
             ),
         )
         display = self.display

@@ -35,11 +35,11 @@ from pydantic import BaseModel, Field, ValidationError
 from .. import fio_options
 from ..atomic import write_text_atomic
 from ..errors import InputError, SuiteError
-from ..io import read_fio_json
+from ..io.fio_json import FioJson
 from ..io.text import read_bytes
 from ..layout import ACT_RECORD, FIO_JSON
 from ..logs import find_job_logs, job_options
-from ..runner import inspect_step
+from ..pipeline import result_jobs
 from ..units import parse_size
 from ..vocab import DIRECTIONS
 from .histogram import over_counts, read_hist_reads, same_layout
@@ -180,15 +180,20 @@ def _requested_ops(options: dict[str, str], direction: str, bs_bytes: int) -> fl
 
 
 def judge_fio_slice(
-    step_dir: Path, *, slice_no: int, slice_s: int, max_lag_s: float, step: str | None = None
+    step_dir: Path,
+    fio: FioJson,
+    *,
+    slice_no: int,
+    slice_s: int,
+    max_lag_s: float,
+    step: str | None = None,
 ) -> tuple[SliceResult, str | None, TrialStatus]:
     """Judge one slice run by fio: the slice, why it failed (None if it passed) and the
     status it gives its trial (``passed`` meaning "go on").
 
     Reads come from the small-read jobs' histogram logs, summed over the clones.
     """
-    jobs = inspect_step(step_dir)[0]
-    fio = read_fio_json(step_dir / FIO_JSON)
+    jobs = result_jobs(fio, step_dir / FIO_JSON)
     logs = [log for log in find_job_logs(fio.meta, step_dir) if log.kind == "clat_hist"]
     if not logs:
         raise InputError(f"{step_dir}: no small-read histogram logs (write_hist_log)")
