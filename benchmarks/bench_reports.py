@@ -1,8 +1,13 @@
-"""Report rendering: one review, and a batch of reviews serial against parallel.
+"""Report rendering: the review's sections, one review, and a batch serial against parallel.
 
 Run: ``.venv/bin/python benchmarks/bench_reports.py [--results data/quick-demo] [--runs 8]
-[--jobs N]``
+[--jobs N] [--repeat 5]``
 
+- sections: every drive-review section built in-process as the notebook does, from one shared
+  :class:`~ssdlab.analysis.DriveAnalysis` (each figure and section computed once), against the
+  baseline of a fresh analysis per cell (what each cell recomputed before sections shared one:
+  the classification in every section, every section again for the key findings), and against
+  ``ssdlab.load`` of the same results. Medians of ``--repeat`` runs.
 - one review: ``ssdlab report RESULTS -o review.html`` as a user runs it (a new process:
   imports, a notebook kernel, the charts' static SVGs, nbconvert).
 - batch: ``--runs`` copies of RESULTS under one root, rendered by ``run_batch`` with one worker
@@ -15,15 +20,20 @@ from __future__ import annotations
 import argparse
 import json
 import shutil
+import statistics
 import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 from rich.console import Console
 
-from ssdlab.batch import DEFAULT_JOBS, run_batch
+import ssdlab
+from ssdlab.analysis import DriveAnalysis
+from ssdlab.report.batch import DEFAULT_JOBS, run_batch
+from ssdlab.review import drive
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -37,13 +47,49 @@ def timed_batch(root: Path, out: Path, jobs: int) -> tuple[float, int]:
     return seconds, len(result.reports) + 1
 
 
+def _median_s(work: Callable[[], object], repeat: int) -> float:
+    times = []
+    for _ in range(repeat):
+        start = time.perf_counter()
+        work()
+        times.append(time.perf_counter() - start)
+    return statistics.median(times)
+
+
+def section_times(results_dir: Path, repeat: int) -> dict[str, float]:
+    """Seconds to load the results and to build every review section, shared and not."""
+    results = ssdlab.load(results_dir)
+
+    def shared() -> None:
+        run = DriveAnalysis(results)
+        for build in drive.SECTIONS:
+            build(run)
+
+    def per_cell() -> None:
+        for build in drive.SECTIONS:
+            build(DriveAnalysis(results))
+
+    return {
+        "load_s": _median_s(lambda: ssdlab.load(results_dir), repeat),
+        "sections_shared_s": _median_s(shared, repeat),
+        "sections_per_cell_s": _median_s(per_cell, repeat),
+    }
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--results", type=Path, default=ROOT / "data" / "quick-demo")
     parser.add_argument("--runs", type=int, default=8)
     parser.add_argument("--jobs", type=int, default=DEFAULT_JOBS)
+    parser.add_argument("--repeat", type=int, default=5)
     args = parser.parse_args()
     console = Console(stderr=True)
+    sections = section_times(args.results, args.repeat)
+    shared, per_cell = sections["sections_shared_s"], sections["sections_per_cell_s"]
+    console.print(
+        f"review sections: {shared:.2f} s shared, {per_cell:.2f} s with an analysis per cell "
+        f"({per_cell / shared:.2f}x); {shared / sections['load_s']:.2f}x ssdlab.load"
+    )
     with tempfile.TemporaryDirectory(prefix="bench-reports-") as tmp:
         work = Path(tmp)
         start = time.perf_counter()
@@ -79,6 +125,9 @@ def main() -> None:
     print(
         json.dumps(
             {
+                **{k: round(v, 3) for k, v in sections.items()},
+                "sections_speedup": round(per_cell / shared, 2),
+                "sections_over_load": round(shared / sections["load_s"], 2),
                 "one_review_s": round(one, 2),
                 "runs": args.runs,
                 "reports": reports,

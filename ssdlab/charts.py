@@ -1,6 +1,6 @@
 """Altair charts of the tidy frames, in the styles SSD reviews use.
 
-Each function takes frames (as :func:`ssdlab.load` or :mod:`ssdlab.review` build them) and
+Each function takes frames (as :func:`ssdlab.load` or :mod:`ssdlab.analysis` build them) and
 returns an altair chart with titles, units and tooltips. Inputs are aggregated to at most
 ``MAX_POINTS`` rows per chart so reports stay small. Where several drives are compared, the
 ``subject`` drive is drawn in the accent colour (bars) or with a heavier line.

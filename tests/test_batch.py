@@ -20,10 +20,11 @@ import pytest
 from bs4 import BeautifulSoup
 from conftest import ROOT, ssdlab_cli
 
-from ssdlab.batch import ReportJob, ReportOutcome, _review_title, _slug, reports_section
 from ssdlab.catalog import find_results
 from ssdlab.report import chromium
+from ssdlab.report.batch import ReportJob, ReportOutcome, _review_title, _slug
 from ssdlab.report.renderer import VEGALITE_MIME
+from ssdlab.review.index import reports_section
 
 DEMO = ROOT / "data" / "quick-demo"
 KILL_FIRST_KERNEL = """

@@ -17,10 +17,12 @@ from bs4 import BeautifulSoup
 from conftest import ROOT, ssdlab_cli
 
 import ssdlab
-from ssdlab import charts, findings, review
+from ssdlab import charts, findings
+from ssdlab.analysis import DriveAnalysis
 from ssdlab.manifest import Manifest, TargetInfo
 from ssdlab.report import chromium
 from ssdlab.report.renderer import VEGALITE_MIME
+from ssdlab.review import compare, drive
 from ssdlab.sysinfo import HostInfo
 
 DEMO = ROOT / "data" / "quick-demo"
@@ -69,16 +71,16 @@ def imported(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 def test_imported_sweeps_get_review_sections(imported: Path) -> None:
-    results = ssdlab.load(imported)
-    qd = review.qd_scaling_section(results)
-    points = review.qd_points(review.classify(results.summary))
+    run = DriveAnalysis(ssdlab.load(imported))
+    qd = drive.qd_scaling_section(run)
+    points = run.qd
     assert points["workload"].unique(maintain_order=True).to_list() == [
         "4K random read",
         "4K random write",
     ]
     assert qd.missing is None and len(qd.charts) == 2 and len(qd.findings) == 2
-    mix = review.mix_section(results, "random")
-    steps = review.mix_points(review.classify(results.summary)).steps
+    mix = drive.random_mix_section(run)
+    steps = run.mixes.steps
     assert steps["sweep"].unique().to_list() == ["4K random QD32"]
     assert steps["read_pct"].to_list() == [100, 70, 30, 0]
     assert mix.missing is None and mix.findings[0].startswith("4K random QD32 mix reaches")
@@ -98,15 +100,15 @@ def _manifest(label: str, firmware: str | None, host: str, run_id: str) -> Manif
 
 def test_display_names_tell_runs_apart() -> None:
     by_firmware = [_manifest("SSD", "1.0", "h", "r1"), _manifest("SSD", "2.0", "h", "r2")]
-    assert review.display_names(by_firmware) == ["SSD (1.0)", "SSD (2.0)"]
+    assert compare.display_names(by_firmware) == ["SSD (1.0)", "SSD (2.0)"]
     by_host = [
         _manifest("SSD", "1.0", "a", "r1"),
         _manifest("SSD", "1.0", "b", "r2"),
         _manifest("Other", None, "a", "r3"),
     ]
-    assert review.display_names(by_host) == ["SSD (a)", "SSD (b)", "Other"]
+    assert compare.display_names(by_host) == ["SSD (a)", "SSD (b)", "Other"]
     same = [_manifest("SSD", "1.0", "a", "r1")] * 2
-    assert review.display_names(same) == ["SSD (#1)", "SSD (#2)"]
+    assert compare.display_names(same) == ["SSD (#1)", "SSD (#2)"]
 
 
 def test_leads_are_written_from_the_values() -> None:
@@ -134,10 +136,10 @@ def test_leads_are_written_from_the_values() -> None:
 
 
 def test_scores_compare_the_same_tests(imported: Path) -> None:
-    cmp = review.load_comparison([DEMO, imported])
+    cmp = compare.load_comparison([DEMO, imported])
     demo_name = ssdlab.load(DEMO).manifest.label
     assert cmp.names == [demo_name, IMPORTED] and cmp.subject == demo_name
-    scores = cmp.scores
+    scores = cmp.analysis.scores
     assert scores.group_by("test").len()["len"].to_list() == [2] * scores["test"].n_unique()
     tests = set(scores["test"].to_list())
     assert {

@@ -93,10 +93,25 @@ def test_qd_scaling_keeps_directions_mixes_and_runs_apart() -> None:
     assert first["iops"] == 90
 
 
+def test_qd_scaling_combines_the_job_rows_of_a_step() -> None:
+    """Without group_reporting fio reports each job: a step's rows count as one step."""
+    jobs = [
+        rate("randread", "read", 4096, iops, iodepth=4, numjobs=2, clat_p99_ns=p99)
+        for iops, p99 in ((100.0, 7000.0), (140.0, 9000.0))
+    ]
+    frame = summary([rate("randread", "read", 4096, 200.0, iodepth=1), *jobs])
+    frame = frame.with_columns(
+        step_index=pl.Series([0, 1, 1]), step=pl.Series(["qd1", "qd8", "qd8"])
+    )
+    (best,) = qd_scaling(frame).iter_rows(named=True)
+    assert (best["step"], best["qd"], best["iodepth"], best["numjobs"]) == ("qd8", 8, 4, 2)
+    assert best["iops"] == 240.0 and best["bw_bytes_s"] == 240.0 * 4096
+    assert best["clat_p99_ns"] == 9000.0  # the worst job
+    assert best["lat_mean_ns"] == pytest.approx((100 * 2000.0 + 140 * 3000.0) / 240)
+
+
 def test_qd_scaling_refuses_unclear_frames() -> None:
     frame = summary([rate("randread", "read", 4096, 10.0, iodepth=1)])
-    with pytest.raises(InputError, match="one row per step and direction"):
-        qd_scaling(pl.concat([frame, frame]))
     with pytest.raises(InputError, match=r"lacks column\(s\) iodepth"):
         qd_scaling(frame.drop("iodepth"))
     with pytest.raises(ValueError, match="threshold"):

@@ -1,13 +1,15 @@
 """Drive review: workload classification, sections, findings, and the rendered report.
 
 The run is real fio (the null engine, so it is fast) through ``ssdlab run``: a size-based
-fill, a consistency run, a QD sweep, a mix sweep and a steady-state round block. Frames that
-other parts of ssdlab build (power, ACT, SMART) are written by hand to their contracts.
+fill, a consistency run, a QD sweep, a mix sweep and a steady-state round block, with SMART
+snapshots from a 'tool' printing recorded ``smartctl -j`` captures in turn
+(``tests/fixtures/telemetry/run``), a power meter command, the drive's rating beside the
+results, and two recorded native ACT logs (``tests/fixtures/act``) added by ``ssdlab act
+import``. The sections see the telemetry frames ``ssdlab.load`` builds from those files.
 """
 
 from __future__ import annotations
 
-import dataclasses
 import shutil
 import subprocess
 from pathlib import Path
@@ -20,10 +22,13 @@ from bs4 import BeautifulSoup
 from conftest import ROOT, ssdlab_cli
 
 import ssdlab
-from ssdlab import findings, review
+from ssdlab import findings
+from ssdlab.analysis import DriveAnalysis, classify, consistency_runs, qd_scaling
+from ssdlab.analysis.tails import MIN_CONSISTENCY_WINDOWS
 from ssdlab.report import chromium
 from ssdlab.report.renderer import VEGALITE_MIME
-from ssdlab.results import Results
+from ssdlab.review import drive
+from ssdlab.tables import format_number
 
 REVIEW_SUITE = """
 name = "review-sections"
@@ -88,12 +93,24 @@ SECTIONS = [
     "All results",
 ]
 DEMO = ROOT / "data" / "quick-demo"
-WITHOUT_DATA = {
-    "Sequential mixed workloads",
-    "Power and efficiency",
-    "ACT: Aerospike Certification Tool",
-    "Endurance and write amplification",
-}
+WITHOUT_DATA = {"Sequential mixed workloads"}
+FIXTURES = Path(__file__).parent / "fixtures"
+CAPTURES = FIXTURES / "telemetry" / "run"
+WATTS = 7.25
+ACT_LOGS = (("act_storage_1x_30s.log", 10), ("act_storage_us_2x_20s.log", 4))
+
+
+def smart_tool(directory: Path) -> Path:
+    """A SMART 'tool' printing the recorded captures 1, 2, 3, 4, 1, ... one per call."""
+    script = directory / "fake-smartctl.sh"
+    script.write_text(
+        "#!/bin/sh\n"
+        f'n=$(cat "{directory}/count" 2>/dev/null || echo 0); n=$((n + 1))\n'
+        f'echo "$n" > "{directory}/count"\n'
+        f'cat "{CAPTURES}/capture-$(( (n - 1) % 4 + 1 )).json"\n'
+    )
+    script.chmod(0o755)
+    return script
 
 
 @pytest.fixture(scope="module")
@@ -101,31 +118,40 @@ def review_run(tmp_path_factory: pytest.TempPathFactory) -> Path:
     work = tmp_path_factory.mktemp("review")
     (work / "review.toml").write_text(REVIEW_SUITE)
     out = work / "run"
-    proc = ssdlab_cli("run", work / "review.toml", "--out", out, "--label", "null engine")
+    proc = ssdlab_cli(
+        "run", work / "review.toml", "--out", out, "--label", "null engine",
+        "--smart", f"{smart_tool(work)} {{device}}",
+        "--power", f"command:sh -c 'echo {WATTS}'", "--power-interval", "0.2",
+    )  # fmt: skip
     assert proc.returncode == 0, proc.stderr
+    shutil.copy(CAPTURES / "drive.toml", out / "drive.toml")
+    for log, slice_s in ACT_LOGS:
+        act = ssdlab_cli("act", "import", FIXTURES / "act" / log, "--out", out, "--slice", slice_s)
+        assert act.returncode in (0, 1), act.stderr  # exit 1: the trial failed
     return out
 
 
 @pytest.fixture(scope="module")
-def results(review_run: Path) -> Results:
-    return ssdlab.load(review_run)
+def run(review_run: Path) -> DriveAnalysis:
+    return DriveAnalysis(ssdlab.load(review_run))
 
 
 def _svg(chart: object) -> str:
     return vlc.vegalite_to_svg(chart.to_dict())  # type: ignore[attr-defined]
 
 
-def test_sweeps_are_found_from_the_columns(results: Results) -> None:
-    classified = review.classify(results.summary, results.manifest)
-    assert "fill-seq-write-128k" not in classified["step"].to_list()  # a fill, not a test
-    points = review.qd_points(classified)
+def test_sweeps_are_found_from_the_columns(run: DriveAnalysis) -> None:
+    results = run.results
+    assert run.classified.equals(classify(results.summary, results.manifest))
+    assert "fill-seq-write-128k" not in run.classified["step"].to_list()  # a fill, not a test
+    points = run.qd
     assert points["workload"].unique().to_list() == ["4K random read"]
     assert points["qd"].to_list() == [1, 4, 16]
     best = points["iops"].max()
     first_95 = min(q for q, v in zip(points["qd"], points["iops"], strict=True) if v >= 0.95 * best)
     assert points.filter(pl.col("at_95"))["qd"].to_list() == [first_95]
 
-    mixes = review.mix_points(classified)
+    mixes = run.mixes
     assert mixes.sweeps["sweep"].to_list() == ["4K random QD8"]
     steps = mixes.steps.sort("read_pct", descending=True)
     # 0 % reads: the later mix step counts, not the consistency run at the same QD
@@ -136,21 +162,21 @@ def test_sweeps_are_found_from_the_columns(results: Results) -> None:
     assert row["at_70_30"] == pytest.approx(steps["iops"][1])
 
 
-def test_consistency_is_scored_on_the_tail(results: Results) -> None:
-    (run,) = review.consistency_runs(results)
-    assert run.step == "consistency-randwrite-4k" and run.workload == "4K random write QD8"
+def test_consistency_is_scored_on_the_tail(run: DriveAnalysis) -> None:
+    (found,) = consistency_runs(run.classified, run.results.timeseries)
+    assert found.step == "consistency-randwrite-4k" and found.workload == "4K random write QD8"
     per_second = (
-        results.timeseries.filter(pl.col("step") == run.step)
+        run.results.timeseries.filter(pl.col("step") == found.step)
         .group_by("t_s")
         .agg(pl.col("iops").sum())
     )
-    assert per_second.height >= review.MIN_CONSISTENCY_WINDOWS
-    tail = per_second.filter(pl.col("t_s") > per_second["t_s"].max() - run.tail_s)
-    assert run.figures.windows == tail.height
-    assert run.figures.iops_mean == pytest.approx(tail["iops"].mean())
-    section = review.consistency_section(results)
+    assert per_second.height >= MIN_CONSISTENCY_WINDOWS
+    tail = per_second.filter(pl.col("t_s") > per_second["t_s"].max() - found.tail_s)
+    assert found.figures.windows == tail.height
+    assert found.figures.iops_mean == pytest.approx(tail["iops"].mean())
+    section = drive.consistency_section(run)
     assert section.missing is None and len(section.charts) == 1
-    assert f"{run.figures.iops_mean:,.0f} IOPS" in section.findings[0]
+    assert f"{found.figures.iops_mean:,.0f} IOPS" in section.findings[0]
 
 
 def test_jobs_reported_separately_are_combined(tmp_path: Path) -> None:
@@ -178,26 +204,36 @@ def test_jobs_reported_separately_are_combined(tmp_path: Path) -> None:
     assert proc.returncode == 0, proc.stderr
     imported = ssdlab.load(tmp_path / "imported")
     assert imported.summary.height == 2  # no group_reporting: one row per job
-    (combined,) = review.classify(imported.summary).iter_rows(named=True)
+    (combined,) = classify(imported.summary).iter_rows(named=True)
     assert combined["iops"] == pytest.approx(imported.summary["iops"].sum())
     assert combined["clat_p99_ns"] == imported.summary["clat_p99_ns"].max()
     assert combined["qd"] == 8 and combined["qd_label"] == "QD8 (2 × 4)"
+    # the public QD-scaling figure combines the job rows the same way
+    (best,) = qd_scaling(imported.summary).iter_rows(named=True)
+    assert (best["qd"], best["iodepth"], best["numjobs"]) == (8, 4, 2)
+    assert best["iops"] == pytest.approx(combined["iops"])
+    assert best["bw_bytes_s"] == pytest.approx(combined["bw_bytes_s"])
+    assert best["clat_p99_ns"] == combined["clat_p99_ns"]
 
 
 def test_a_run_without_sweeps_says_what_is_missing(tiny_run: Path) -> None:
-    tiny = ssdlab.load(tiny_run)  # one random read and one 70/30 mix: no sweep at all
-    sections = {build.__name__: build(tiny) for build in review.REVIEW_SECTIONS}
+    tiny = DriveAnalysis(ssdlab.load(tiny_run))  # a random read and a 70/30 mix: no sweep
+    sections = {build.__name__: build(tiny) for build in drive.SECTIONS}
     assert sections["qd_scaling_section"].missing.startswith("No queue-depth sweep")
     assert sections["random_mix_section"].missing.startswith("No random mix sweep")
     latency = sections["latency_section"]
     assert latency.missing is None and len(latency.charts) == 1
     assert [p.data.count("<tr>") for p in latency.parts[1:]] == [1 + 3]  # header, 3 series
-    assert review.key_findings(tiny).findings == latency.findings[:2]
+    assert sections["key_findings"].findings == latency.findings[:2]
+    missing = [
+        sections[f"{n}_section"].missing.split(":")[0] for n in ("power", "act", "endurance")
+    ]
+    assert missing == ["No power data", "No ACT results", "No endurance data"]
 
 
-def test_steady_state_plot_and_determination(results: Results) -> None:
-    section = review.steady_state_section(results)
-    determination = results.steady_state.row(0, named=True)
+def test_steady_state_plot_and_determination(run: DriveAnalysis) -> None:
+    section = drive.steady_state_section(run)
+    determination = run.results.steady_state.row(0, named=True)
     assert section.missing is None and len(section.charts) == 1
     verdict = "reached steady state" if determination["steady"] else "was not steady"
     assert verdict in section.findings[0]
@@ -241,162 +277,67 @@ def test_findings_state_the_numbers() -> None:
     ]
 
 
-def _contract_frames(results: Results) -> dict[str, pl.DataFrame]:
-    """Power, ACT and SMART frames as their modules will build them (hand-written values)."""
-    steps = results.summary.select("step_index", "step").unique().sort("step_index")
-    index, names = steps["step_index"].to_list(), steps["step"].to_list()
-    n = len(index)
-    watts = [4.2 + 5.6 * i / (n - 1) for i in range(n)]
-    power = (
-        pl.DataFrame(
-            {
-                "step_index": index,
-                "step": names,
-                "start_s": [0.0] * n,
-                "end_s": [1.0] * n,
-                "samples": [10] * n,
-                "avg_w": watts,
-                "min_w": [w - 0.5 for w in watts],
-                "max_w": [w + 0.5 for w in watts],
-                "covered": [True] * (n - 1) + [False],
-                "reason": [None] * (n - 1) + ["meter stopped"],
-                "iops": [1000.0 * (i + 1) for i in range(n)],
-                "bw_bytes_s": [4.096e6 * (i + 1) for i in range(n)],
-            }
-        )
-        .with_columns(
-            # the meter stopped before the last step: no figures for it
-            *(
-                pl.when(pl.col("covered")).then(pl.col(c)).alias(c)
-                for c in ("avg_w", "min_w", "max_w")
-            ),
-        )
-        .with_columns(
-            mb_s_per_w=pl.col("bw_bytes_s") / 1e6 / pl.col("avg_w"),
-            iops_per_w=pl.col("iops") / pl.col("avg_w"),
-        )
-    )
-    trace = pl.DataFrame(
-        {
-            "step_index": [i for i in index for _ in range(5)],
-            "step": [s for s in names for _ in range(5)],
-            "t_s": [float(t) for _ in index for t in range(5)],
-            "power_w": [w + 0.1 * t for w in watts for t in range(5)],
-        }
-    )
-    trials = pl.DataFrame(
-        {
-            "trial": [1, 2, 3],
-            "load": [6.0, 12.0, 24.0],
-            "duration_s": [3600.0] * 3,
-            "slice_s": [3600.0] * 3,
-            "status": ["passed", "passed", "failed"],
-            "passed": [True, True, False],
-            "reason": ["", "", "6.20 % of reads over 1 ms in slice 1"],
-            "max_pct_over_1ms": [1.2, 3.1, 6.2],
-            "max_pct_over_8ms": [0.1, 0.4, 1.5],
-            "max_pct_over_64ms": [0.0, 0.01, 0.2],
-            "source": ["fio"] * 3,
-        }
-    )
-    slices = pl.DataFrame(
-        {
-            "trial": [1, 2, 3],
-            "load": [6.0, 12.0, 24.0],
-            "slice": [1, 1, 1],
-            "start_s": [0.0] * 3,
-            "end_s": [3600.0] * 3,
-            "pct_over_1ms": [1.2, 3.1, 6.2],
-            "pct_over_8ms": [0.1, 0.4, 1.5],
-            "pct_over_64ms": [0.0, 0.01, 0.2],
-            "passed": [True, True, False],
-            "read_rate": [12_000.0, 24_000.0, 47_000.0],
-            "requested_read_rate": [12_000.0, 24_000.0, 48_000.0],
-        }
-    )
-    waf = pl.DataFrame(
-        {
-            "step_index": index[:2],
-            "step": names[:2],
-            "host_bytes": [1e9, 1e9],
-            "nand_bytes": [2e9, 3e9],
-            "waf": [2.0, 3.0],
-            "cumulative_host_bytes": [1e9, 2e9],
-            "cumulative_nand_bytes": [2e9, 5e9],
-            "cumulative_waf": [2.0, 2.5],
-        }
-    )
-    smart = pl.DataFrame(
-        {
-            "step_index": [index[0], index[0]],
-            "step": [names[0]] * 2,
-            "phase": ["before", "after"],
-            "host_bytes_written": [10e12, 10.001e12],
-            "nand_bytes_written": [20e12, 20.002e12],
-            "percent_used": [3, 3],
-            "temperature_c": [41, 44],
-            "media_errors": [0, 0],
-        }
-    )
-    endurance = pl.DataFrame(
-        {
-            "item": ["rated endurance", "host written (run)", "projected life"],
-            "value": [7008.0, 2e9, 12.34],
-            "unit": ["TBW", "bytes", "years"],
-        }
-    )
-    return {
-        "power": power,
-        "power_trace": trace,
-        "act_trials": trials,
-        "act_slices": slices,
-        "waf": waf,
-        "smart": smart,
-        "endurance": endurance,
-    }
-
-
-def test_power_act_endurance_sections_follow_their_contracts(results: Results) -> None:
-    empty = [
-        review.power_section(results),
-        review.act_section(results),
-        review.endurance_section(results),
-    ]
-    assert [s.missing.split(":")[0] for s in empty] == [
-        "No power data",
-        "No ACT results",
-        "No endurance data",
-    ]
-    full = dataclasses.replace(results, extra=results.extra | _contract_frames(results))
-
-    power = review.power_section(full)
-    assert power.missing is None and len(power.charts) == 4
-    highest = full.power["avg_w"].drop_nulls().max()
-    assert power.findings[0].startswith("Average power ranges from 4.20 W (fill-seq-write-128k)")
-    assert f"to {highest:.2f} W (" in power.findings[0]
-    assert power.findings[-1].startswith("1 step(s) have no power figure")
-    assert "meter stopped" in power.findings[-1]
+def test_power_act_endurance_sections_show_the_loaded_frames(run: DriveAnalysis) -> None:
+    results = run.results
+    power = drive.power_section(run)
+    assert power.missing is None and len(power.charts) == 4  # per step, 2 efficiencies, trace
+    covered = results.power.filter(pl.col("covered"))
+    assert covered.height and covered["avg_w"].to_list() == [WATTS] * covered.height
+    assert power.findings[0].startswith(f"Average power ranges from {WATTS:.2f} W (")
+    best = covered.sort("iops_per_w", descending=True).row(0, named=True)
+    figure, label = format_number(best["iops_per_w"]), run.step_labels[best["step_index"]]
+    assert power.findings[1] == f"Best efficiency: {figure} IOPS per watt in {label}."
     # QD scaling reports the power and efficiency of each queue depth
-    assert '<th class="num">IOPS/W</th>' in review.qd_scaling_section(full).parts[-1].data
+    assert '<th class="num">IOPS/W</th>' in drive.qd_scaling_section(run).parts[-1].data
 
-    act = review.act_section(full)
+    act = drive.act_section(run)
+    assert results.act_trials["load"].to_list() == [1.0, 2.0]
     assert act.findings == [
-        "ACT score: 12x, the highest load that passed (24,000 reads/s and 12,000 writes/s; "
-        "worst slice 3.10 % of reads over 1 ms).",
-        "At 24x the drive failed: 6.20 % of reads over 1 ms in slice 1.",
+        "ACT score: 1x, the highest load that passed (2,000 reads/s and 1,000 writes/s; "
+        "worst slice 1.35 % of reads over 1 ms).",
+        "At 2x the drive failed: slice 2: 0.13 % of reads >= 64 ms (limit 0.1 %).",
     ]
-    assert len(act.charts) == 2
+    assert len(act.charts) == 2  # trials against the limits, slices over time
 
-    endurance = review.endurance_section(full)
-    assert endurance.findings == [
-        "Over the run the host wrote 2.0 GB and the NAND 5.0 GB: a write amplification factor "
-        "of 2.50.",
-        "Endurance: it is rated for 7,008 TBW; the projected life is 12.3 years.",
-    ]
-    assert '<td class="num">2 GB</td>' in endurance.parts[-1].data
-    assert len(endurance.charts) == 1 and len(endurance.parts) == 4
+    endurance = drive.endurance_section(run)
+    waf = results.waf.sort("step_index")
+    assert waf.height == results.summary["step_index"].n_unique()
+    assert set(waf["waf"].to_list()) == {1.0, 3.0}  # capture 1 -> 2: WAF 3; 3 -> 4: WAF 1
+    last = waf.row(-1, named=True)
+    assert endurance.findings[0].endswith(
+        f"a write amplification factor of {last['cumulative_waf']:.2f}."
+    )
+    assert endurance.findings[1].startswith("Endurance: it is rated for 7,008 TBW")
+    assert len(endurance.charts) == 1 and len(endurance.parts) == 4  # WAF, SMART, endurance
+    smart = endurance.parts[2].data
+    assert smart.count("<tr>") == 1 + results.smart.height
+    assert '<td class="num">1.34 TB</td>' in smart  # Host_Writes_32MiB 40000 of capture 1
     for chart in power.charts + act.charts + endurance.charts:
         assert _svg(chart).startswith("<svg")
+
+
+def test_each_section_and_finding_is_built_once(
+    review_run: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import ssdlab.analysis.drive as analysis_drive
+
+    calls = []
+    original = analysis_drive.classify
+
+    def counted(*args: object, **kwargs: object) -> pl.DataFrame:
+        calls.append(1)
+        return original(*args, **kwargs)
+
+    monkeypatch.setattr(analysis_drive, "classify", counted)
+    fresh = DriveAnalysis(ssdlab.load(review_run))
+    summary = drive.key_findings(fresh)
+    shown = {build.__name__: build(fresh) for build in drive.SECTIONS}
+    assert len(calls) == 1
+    assert shown["key_findings"] is summary
+    assert summary.findings == [
+        s for build in drive.KEY_FINDINGS for s in shown[build.__name__].findings[:2]
+    ]
+    assert drive.qd_scaling_section(fresh) is shown["qd_scaling_section"]
 
 
 @pytest.fixture(scope="module")
@@ -450,8 +391,9 @@ def test_review_shows_every_section_with_data(rendered: Path, artifacts: Path) -
     outputs = [o for c in executed.cells if c.cell_type == "code" for o in c.outputs]
     charts = [o for o in outputs if VEGALITE_MIME in o.get("data", {})]
     drawn = dom.select(".ssdlab-chart .vega-embed > svg.marks")
-    # steady state, consistency, QD scaling, random mix, latency, and two in all results
-    assert len(charts) == 7 and len(drawn) == len(charts)
+    # steady state, consistency, QD scaling, random mix, latency, power (4), ACT (2),
+    # endurance, and two in all results
+    assert len(charts) == 14 and len(drawn) == len(charts)
     assert all(svg.select("path, text") for svg in drawn)
 
     png = chromium.screenshot(rendered, artifacts / "review.png")

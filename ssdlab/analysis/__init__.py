@@ -1,18 +1,99 @@
-"""Figures computed from tidy frames (percentiles, steady state, derived review figures)."""
+"""Every computation the reports show, from the tidy frames: the public analysis API.
 
-from .figures import Consistency, MixSweep, consistency, mix_sweep, qd_scaling
-from .percentiles import fio_percentiles
-from .steady_state import SteadyState, run_until_steady, snia_steady_state, steady_round
+- :mod:`.steps`: one row per step and direction (fio's per-job rows combined);
+- :mod:`.workloads`: workload classification, QD sweeps and mix sweeps;
+- :mod:`.figures`: QD scaling, performance consistency and mix-sweep figures of a summary;
+- :mod:`.tails`: the long random-write runs a review scores;
+- :mod:`.latency`: the QoS choice and percentile curves; :mod:`.percentiles`: fio's rule;
+- :mod:`.steady_state`: the SNIA PTS steady-state determination;
+- :mod:`.drive`: :class:`DriveAnalysis`, one run's figures computed once;
+- :mod:`.compare`: :class:`ComparisonAnalysis`, the scores of several runs.
 
+Names are imported on first use (the runner needs only the steady-state rule).
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from .compare import ComparisonAnalysis
+    from .drive import DriveAnalysis
+    from .figures import Consistency, MixSweep, consistency, mix_sweep, qd_scaling
+    from .latency import percentile_curves, qos_choice
+    from .percentiles import fio_percentiles
+    from .steady_state import SteadyState, run_until_steady, snia_steady_state, steady_round
+    from .steps import RUN_KEYS, per_step
+    from .tails import ConsistencyRun, consistency_runs
+    from .workloads import (
+        BANDWIDTH_BS,
+        Mixes,
+        classify,
+        fill_steps,
+        mix_points,
+        qd_points,
+        workload_label,
+    )
+
+#: public name -> the module that defines it
+_PUBLIC = {
+    "BANDWIDTH_BS": ".workloads",
+    "classify": ".workloads",
+    "ComparisonAnalysis": ".compare",
+    "Consistency": ".figures",
+    "consistency": ".figures",
+    "consistency_runs": ".tails",
+    "ConsistencyRun": ".tails",
+    "DriveAnalysis": ".drive",
+    "fill_steps": ".workloads",
+    "fio_percentiles": ".percentiles",
+    "mix_points": ".workloads",
+    "mix_sweep": ".figures",
+    "Mixes": ".workloads",
+    "MixSweep": ".figures",
+    "per_step": ".steps",
+    "percentile_curves": ".latency",
+    "qd_points": ".workloads",
+    "qd_scaling": ".figures",
+    "qos_choice": ".latency",
+    "RUN_KEYS": ".steps",
+    "run_until_steady": ".steady_state",
+    "snia_steady_state": ".steady_state",
+    "steady_round": ".steady_state",
+    "SteadyState": ".steady_state",
+    "workload_label": ".workloads",
+}
 __all__ = [
+    "BANDWIDTH_BS",
+    "RUN_KEYS",
+    "ComparisonAnalysis",
     "Consistency",
+    "ConsistencyRun",
+    "DriveAnalysis",
     "MixSweep",
+    "Mixes",
     "SteadyState",
+    "classify",
     "consistency",
+    "consistency_runs",
+    "fill_steps",
     "fio_percentiles",
+    "mix_points",
     "mix_sweep",
+    "per_step",
+    "percentile_curves",
+    "qd_points",
     "qd_scaling",
+    "qos_choice",
     "run_until_steady",
     "snia_steady_state",
     "steady_round",
+    "workload_label",
 ]
+
+
+def __getattr__(name: str) -> Any:
+    if name not in _PUBLIC:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    return getattr(importlib.import_module(_PUBLIC[name], __name__), name)

@@ -1,8 +1,9 @@
 """Review figures from the tidy frames: QD scaling, performance consistency, mix sweeps.
 
 Each function takes a ``summary`` or ``timeseries`` frame as :func:`ssdlab.results.load`
-builds it (one row per step and direction, as fio's ``group_reporting`` gives) and returns
-polars frames or dataclasses whose names carry their units.
+builds it and returns polars frames or dataclasses whose names carry their units. Jobs fio
+reported separately (no ``group_reporting``) are combined per step and direction first
+(:func:`~ssdlab.analysis.steps.per_step`).
 """
 
 from __future__ import annotations
@@ -12,18 +13,11 @@ from dataclasses import dataclass
 import polars as pl
 
 from ..errors import InputError
+from ..vocab import MIXED_RW, PURE_RW
+from .steps import access_pattern, per_step, read_share, run_keys, rw_mode
 
-#: Columns that tell runs apart when frames of several runs are concatenated.
-RUN_KEYS = ("run_id", "label")
 #: Percentiles :func:`consistency` reports for the per-window IOPS.
 CONSISTENCY_PERCENTILES = (1, 5, 10, 50, 90, 95, 99)
-_READ_RW = ("read", "randread")
-_WRITE_RW = ("write", "randwrite")
-_MIXED_RW = ("rw", "readwrite", "randrw")
-
-
-def _run_keys(frame: pl.DataFrame) -> list[str]:
-    return [c for c in RUN_KEYS if c in frame.columns]
 
 
 def _require(frame: pl.DataFrame, columns: list[str], what: str) -> None:
@@ -33,30 +27,23 @@ def _require(frame: pl.DataFrame, columns: list[str], what: str) -> None:
 
 
 def _steps(summary: pl.DataFrame, columns: list[str], what: str) -> pl.DataFrame:
-    """The summary with ``columns``, checked to hold one row per step and direction."""
+    """The summary with ``columns``, one row per step and direction (jobs combined)."""
     _require(summary, ["step_index", "step", "direction", *columns], what)
-    keys = [*_run_keys(summary), "step_index", "direction"]
-    repeated = summary.group_by(keys).len().filter(pl.col("len") > 1)
-    if repeated.height:
-        raise InputError(
-            f"{what}: step {repeated['step_index'][0]} has {repeated['len'][0]} rows for "
-            f"direction {repeated['direction'][0]}; it needs one row per step and direction "
-            "(run fio with group_reporting)"
-        )
-    return summary
+    return per_step(summary)
 
 
 def qd_scaling(summary: pl.DataFrame, threshold: float = 0.95) -> pl.DataFrame:
     """Per workload, the lowest queue depth reaching ``threshold`` of the best throughput.
 
     A workload is (rw, bs_bytes, rwmixread, direction), per run; the queue depth ``qd`` is
-    iodepth x numjobs (both kept). Throughput is ``bw_bytes_s``; equal ``qd`` keeps the faster
-    step. Columns: the workload, ``qd``, ``iodepth``, ``numjobs``, ``step``, ``iops``,
-    ``bw_bytes_s``, ``best_bw_bytes_s``, ``share_of_best``, ``lat_mean_ns``, ``clat_p99_ns``.
+    iodepth x numjobs (both kept); a step's job rows count as one. Throughput is
+    ``bw_bytes_s``; equal ``qd`` keeps the faster step. Columns: the workload, ``qd``,
+    ``iodepth``, ``numjobs``, ``step``, ``iops``, ``bw_bytes_s``, ``best_bw_bytes_s``,
+    ``share_of_best``, ``lat_mean_ns``, ``clat_p99_ns``.
     """
     if not 0 < threshold <= 1:
         raise ValueError(f"threshold must be in (0, 1], got {threshold}")
-    workload = [*_run_keys(summary), "rw", "bs_bytes", "rwmixread", "direction"]
+    workload = [*run_keys(summary), "rw", "bs_bytes", "rwmixread", "direction"]
     columns = ["rw", "bs_bytes", "rwmixread", "iodepth", "numjobs", "iops", "bw_bytes_s"]
     steps = _steps(summary, [*columns, "lat_mean_ns", "clat_p99_ns"], "qd_scaling")
     return (
@@ -118,7 +105,7 @@ def consistency(timeseries_for_step: pl.DataFrame, tail_s: float | None = None) 
     """
     what = "consistency"
     _require(timeseries_for_step, ["t_s", "iops"], what)
-    for column in ("step_index", "direction", *_run_keys(timeseries_for_step)):
+    for column in ("step_index", "direction", *run_keys(timeseries_for_step)):
         if column in timeseries_for_step.columns:
             found = timeseries_for_step[column].unique().sort().to_list()
             if len(found) > 1:
@@ -158,9 +145,9 @@ class MixSweep:
     ``steps``: one row per step: the sweep keys, ``step_index``, ``step``, ``read_pct`` (the
     configured read share: rwmixread, 100 for reads, 0 for writes), ``measured_read_pct``,
     ``read_iops``, ``write_iops``, ``iops`` and ``bw_bytes_s`` (read + write), sorted by
-    descending read share. ``sweeps``: one row per sweep: its keys, ``steps``,
-    ``avg_iops``, ``avg_bw_bytes_s`` (mean over its steps) and ``iops_70_30``,
-    ``bw_bytes_s_70_30`` (the 70 % read step; null when the sweep has none).
+    descending read share; a step's job rows count as one. ``sweeps``: one row per sweep:
+    its keys, ``steps``, ``avg_iops``, ``avg_bw_bytes_s`` (mean over its steps) and
+    ``iops_70_30``, ``bw_bytes_s_70_30`` (the 70 % read step; null when the sweep has none).
     A sweep is one run's steps with the same access pattern (``random`` or ``sequential``),
     block size, iodepth and numjobs.
     """
@@ -174,27 +161,16 @@ def mix_sweep(summary: pl.DataFrame) -> MixSweep:
     what = "mix_sweep"
     columns = ["rw", "bs_bytes", "iodepth", "numjobs", "rwmixread", "iops", "bw_bytes_s"]
     steps = _steps(summary, columns, what)
-    base_rw = pl.col("rw").str.split(":").list.first()
-    unknown = steps.filter(~base_rw.is_in([*_READ_RW, *_WRITE_RW, *_MIXED_RW]))
+    unknown = steps.filter(~rw_mode().is_in([*PURE_RW, *MIXED_RW]))
     if unknown.height:
         raise InputError(
             f"{what}: step {unknown['step'][0]!r} (rw={unknown['rw'][0]}) is not part of a "
             "read/write mix; filter the summary to the sweep's steps"
         )
-    sweep = [*_run_keys(steps), "pattern", "bs_bytes", "iodepth", "numjobs"]
-    per_step = (
+    sweep = [*run_keys(steps), "pattern", "bs_bytes", "iodepth", "numjobs"]
+    rows = (
         steps.filter(pl.col("direction").is_in(["read", "write"]))
-        .with_columns(
-            pattern=pl.when(base_rw.str.starts_with("rand"))
-            .then(pl.lit("random"))
-            .otherwise(pl.lit("sequential")),
-            read_pct=pl.when(base_rw.is_in(_READ_RW))
-            .then(100)
-            .when(base_rw.is_in(_WRITE_RW))
-            .then(0)
-            .otherwise(pl.col("rwmixread"))
-            .cast(pl.Int64),
-        )
+        .with_columns(pattern=access_pattern(), read_pct=read_share())
         .group_by(*sweep, "step_index", "step", "read_pct")
         .agg(
             read_iops=pl.col("iops").filter(pl.col("direction") == "read").sum(),
@@ -216,18 +192,18 @@ def mix_sweep(summary: pl.DataFrame) -> MixSweep:
         )
         .sort([*sweep, "read_pct"], descending=[*[False] * len(sweep), True])
     )
-    repeated = per_step.group_by(*sweep, "read_pct").len().filter(pl.col("len") > 1)
+    repeated = rows.group_by(*sweep, "read_pct").len().filter(pl.col("len") > 1)
     if repeated.height:
         raise InputError(
             f"{what}: {repeated['len'][0]} steps of one sweep have read share "
             f"{repeated['read_pct'][0]} %; filter the summary to one step per read share"
         )
     at_70 = pl.col("read_pct") == 70
-    sweeps = per_step.group_by(sweep, maintain_order=True).agg(
+    sweeps = rows.group_by(sweep, maintain_order=True).agg(
         steps=pl.len(),
         avg_iops=pl.col("iops").mean(),
         avg_bw_bytes_s=pl.col("bw_bytes_s").mean(),
         iops_70_30=pl.col("iops").filter(at_70).first(),
         bw_bytes_s_70_30=pl.col("bw_bytes_s").filter(at_70).first(),
     )
-    return MixSweep(steps=per_step, sweeps=sweeps)
+    return MixSweep(steps=rows, sweeps=sweeps)

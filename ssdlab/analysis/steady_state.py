@@ -167,3 +167,21 @@ def run_until_steady(
         state = steady_round(values, window, max_rounds)
         if state is not None:
             return state
+
+
+def window_averages(
+    classified: pl.DataFrame, block: str, rounds: Sequence[int], column: str
+) -> pl.DataFrame:
+    """Per block size and read share (``bs_bytes``, ``read_pct``), the mean over a round
+    block's measurement window ``rounds`` of each cell's ``column`` (``iops`` and
+    ``bw_bytes_s`` summed over directions, ``clat_mean_ns`` averaged): the PTS result table,
+    as ``value``, highest read share first."""
+    cells = classified.filter((pl.col("block") == block) & pl.col("round").is_in(list(rounds)))
+    per_cell = cells.group_by("step_index", "bs_bytes", "read_pct").agg(
+        pl.col("iops").sum(), pl.col("bw_bytes_s").sum(), pl.col("clat_mean_ns").mean()
+    )
+    return (
+        per_cell.group_by("bs_bytes", "read_pct")
+        .agg(pl.col(column).mean().alias("value"))
+        .sort("read_pct", descending=True)
+    )

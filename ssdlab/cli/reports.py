@@ -12,7 +12,7 @@ import typer
 from rich.markup import escape
 
 from ..errors import InputError, SsdlabError
-from . import app, err
+from . import app, stderr
 
 Figures = Annotated[
     Path | None,
@@ -40,7 +40,7 @@ def report(
     figures: Figures = None,
 ) -> None:
     """Render a drive review (one directory) or a comparison (several) as one offline HTML."""
-    from ..batch import ReportJob, render
+    from ..report.batch import ReportJob, render
 
     kind = "review" if len(results_dirs) == 1 else "comparison"
     if subject is not None and kind == "review":
@@ -53,7 +53,7 @@ def report(
     if not outcome.ok:
         raise SsdlabError(outcome.error or "report failed")
     if outcome.figures:
-        err.print(
+        stderr().print(
             f"{len(outcome.figures) // 2} charts as PNG and SVG in {escape(str(figures))}",
             highlight=False,
         )
@@ -78,7 +78,7 @@ def batch(
     from OUTPUT/index.html; failed reports are listed there with their errors."""
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
-    from ..batch import DEFAULT_JOBS, ReportOutcome, run_batch
+    from ..report.batch import DEFAULT_JOBS, ReportOutcome, run_batch
 
     columns = (
         TextColumn("rendering reports"),
@@ -86,6 +86,7 @@ def batch(
         MofNCompleteColumn(),
         TimeElapsedColumn(),
     )
+    err = stderr()
     with Progress(*columns, console=err, disable=not err.is_terminal) as progress:
         task = progress.add_task("reports", total=None)
 
@@ -150,6 +151,6 @@ def lab(
         args.append("--no-browser")
     if os.geteuid() == 0:  # testers often run as root (block devices); JupyterLab refuses
         args.append("--allow-root")
-    err.print(f"starting JupyterLab on {escape(str(results_root.resolve()))}", highlight=False)
+    stderr().print(f"starting JupyterLab on {escape(str(results_root.resolve()))}", highlight=False)
     sys.stdout.flush()
     os.execv(sys.executable, [*args, *ctx.args])

@@ -1,8 +1,10 @@
 """Reports: execute a notebook with papermill, export it as one offline HTML file.
 
-In a report notebook call :func:`enable_renderer` once; altair charts then carry their
-Vega-Lite spec and a static SVG, and the ``ssdlab`` nbconvert template draws them with an
-inlined vega bundle, so the HTML makes no network request.
+:mod:`.notebooks` renders a drive review or a comparison, :mod:`.batch` renders many reports
+and their index in worker processes; :mod:`.execute`, :mod:`.export`, :mod:`.chromium` and
+:mod:`.renderer` are the machinery. In a report notebook call :func:`enable_renderer` once;
+altair charts then carry their Vega-Lite spec and a static SVG, and the ``ssdlab`` nbconvert
+template draws them with an inlined vega bundle, so the HTML makes no network request.
 """
 
 from __future__ import annotations
@@ -17,13 +19,31 @@ from .renderer import enable as enable_renderer
 if TYPE_CHECKING:
     import nbformat
 
+    from .batch import run_batch
     from .execute import execute_notebook
     from .export import export_figures, export_html
+    from .notebooks import render_comparison, render_review
 
-__all__ = ["enable_renderer", "execute_notebook", "export_figures", "export_html", "render_report"]
+__all__ = [
+    "enable_renderer",
+    "execute_notebook",
+    "export_figures",
+    "export_html",
+    "render_comparison",
+    "render_report",
+    "render_review",
+    "run_batch",
+]
 
 #: loaded on first use: a notebook kernel needs only the renderer, not papermill or nbconvert
-_LAZY = {"execute_notebook": ".execute", "export_figures": ".export", "export_html": ".export"}
+_LAZY = {
+    "execute_notebook": ".execute",
+    "export_figures": ".export",
+    "export_html": ".export",
+    "render_comparison": ".notebooks",
+    "render_review": ".notebooks",
+    "run_batch": ".batch",
+}
 
 
 def __getattr__(name: str) -> Any:

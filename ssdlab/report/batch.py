@@ -8,36 +8,27 @@ also be printed to PDF with the system Chromium and their charts written as PNG 
 
 from __future__ import annotations
 
-import html
 import multiprocessing
 import os
 import time
-import urllib.parse
 from collections.abc import Callable, Sequence
 from concurrent.futures import Future, ProcessPoolExecutor, as_completed
 from dataclasses import dataclass, field
-from pathlib import Path, PurePath
+from pathlib import Path
 from typing import Any, Literal
 
 import nbformat
-import polars as pl
 
-from .catalog import find_results
-from .errors import InputError, SsdlabError
-from .layout import MANIFEST
-from .manifest import Manifest
-from .resources import notebook_path
-from .review import (
-    Section,
-    comparison_title,
-    display_names,
-    render_comparison,
-    render_review,
-    review_title,
-    table,
-)
+from ..catalog import find_results
+from ..errors import InputError, SsdlabError
+from ..layout import MANIFEST
+from ..manifest import Manifest
+from ..resources import notebook_path
+from ..review import index as index_sections
+from ..review.compare import display_names
+from . import render_report
+from .notebooks import comparison_title, render_comparison, render_review, review_title
 
-INDEX_NOTEBOOK = "batch_index"
 INDEX = "index.html"
 COMPARISON = "comparison"
 DEFAULT_JOBS = max(1, min(4, os.cpu_count() or 1))
@@ -111,7 +102,7 @@ def render(job: ReportJob, *, pdf: bool = False, figures_dir: Path | None = None
 
     Errors a user can act on end up in the outcome; nothing is raised for them.
     """
-    from .report import chromium, export_figures
+    from . import chromium, export_figures
 
     start = time.monotonic()
     try:
@@ -241,8 +232,6 @@ def _comparison_job(dirs: Sequence[Path], out_dir: Path) -> ReportJob:
 def _render_index(
     reports: list[ReportOutcome], out_dir: Path, root: Path, title: str
 ) -> ReportOutcome:
-    from .report import render_report
-
     job = ReportJob("index", (), out_dir / INDEX, title=title)
     start = time.monotonic()
     params = {
@@ -254,58 +243,8 @@ def _render_index(
     }
     outcome = ReportOutcome(job)
     try:
-        render_report(notebook_path(INDEX_NOTEBOOK), params, job.output, title=title)
+        render_report(notebook_path(index_sections.NOTEBOOK), params, job.output, title=title)
     except SsdlabError as exc:
         outcome.error = str(exc)
     outcome.seconds = time.monotonic() - start
     return outcome
-
-
-def _link(path: str | None, text: str) -> str:
-    """A link to the relative ``path``, or the escaped text when there is nothing (or nothing
-    relative) to link to. The target is URL-quoted, ``:`` included, so a directory named
-    ``javascript:alert(1)`` stays a file name and never reads as a URL scheme."""
-    if not path or PurePath(path).is_absolute() or PurePath(path).drive:
-        return html.escape(text)
-    href = urllib.parse.quote(PurePath(path).as_posix(), safe="/")
-    return f'<a href="{html.escape(href)}">{html.escape(text)}</a>'
-
-
-def reports_section(reports: list[dict[str, Any]]) -> Section:
-    """The index's table of reports: links, PDFs, figures, and the errors of failed ones."""
-    if not reports:
-        return Section(missing="No report was rendered.")
-    failed = [r for r in reports if r["error"]]
-    rows = [
-        {
-            "Report": _link(r["html"] or r["partial"], r["title"])
-            + ("" if r["html"] else " (partial)" if r["partial"] else ""),
-            "Results": html.escape(
-                r["inputs"][0] if len(r["inputs"]) == 1 else f"{len(r['inputs'])} runs"
-            ),
-            "PDF": _link(r["pdf"], "PDF") if r["pdf"] else "",
-            "Figures": _link(r["figures"], f"{r['charts']} charts") if r["figures"] else "",
-            "Status": '<span class="ssdlab-ok">rendered</span>'
-            if not r["error"]
-            else '<span class="ssdlab-failed">failed</span>',
-            "Time": f"{r['seconds']:.1f} s",
-        }
-        for r in reports
-    ]
-    frame = pl.DataFrame(rows)
-    sentences = [f"{len(reports) - len(failed)} of {len(reports)} reports rendered."]
-    for r in failed:
-        where = ", ".join(r["inputs"])
-        name = r["title"] if r["title"] == where else f"{r['title']} ({where})"
-        sentences.append(f"{name} failed: {r['error']}")
-    return Section(
-        sentences,
-        [
-            table(
-                frame,
-                None,
-                markup=("Report", "Results", "PDF", "Figures", "Status"),
-                numeric=("Time",),
-            )
-        ],
-    )

@@ -1,0 +1,71 @@
+"""Everything a drive review shows about one run, computed once and shared by its sections."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from functools import cached_property
+
+import polars as pl
+
+from ..results import Results
+from .latency import percentile_curves, qos_choice
+from .tails import ConsistencyRun, consistency_runs
+from .workloads import Mixes, classify, fill_steps, mix_points, qd_points
+
+
+@dataclass(eq=False)
+class DriveAnalysis:
+    """One run's analysis: each figure is computed on first use, then kept."""
+
+    results: Results
+
+    @cached_property
+    def fills(self) -> set[int]:
+        """Step indexes of preconditioning fills (size-based write steps)."""
+        return fill_steps(self.results.manifest)
+
+    @cached_property
+    def steps(self) -> pl.DataFrame:
+        """Every read/write step classified, fills included (see :func:`classify`)."""
+        return classify(self.results.summary)
+
+    @cached_property
+    def classified(self) -> pl.DataFrame:
+        """The measured steps: :attr:`steps` without the fills."""
+        return self.steps.filter(~pl.col("step_index").is_in(list(self.fills)))
+
+    @cached_property
+    def qd(self) -> pl.DataFrame:
+        """QD sweep points (:func:`qd_points`)."""
+        return qd_points(self.classified)
+
+    @cached_property
+    def mixes(self) -> Mixes:
+        """Mix sweeps (:func:`mix_points`)."""
+        return mix_points(self.classified)
+
+    @cached_property
+    def consistency(self) -> list[ConsistencyRun]:
+        """Consistency runs (:func:`consistency_runs`)."""
+        return consistency_runs(self.classified, self.results.timeseries)
+
+    @cached_property
+    def qos(self) -> pl.DataFrame:
+        """The steps the latency figures show (:func:`qos_choice`)."""
+        return qos_choice(self.classified)
+
+    @cached_property
+    def percentiles(self) -> pl.DataFrame | None:
+        """Percentile curves of :attr:`qos`; None without latency histograms."""
+        hist = self.results.latency_hist
+        return percentile_curves(hist, self.qos) if hist.height else None
+
+    @cached_property
+    def step_labels(self) -> dict[int, str]:
+        """Per step index: its workload and QD (``4K random read QD32``), else its name."""
+        labels = self.classified.group_by("step_index", maintain_order=True).agg(
+            pl.concat_str("workload", pl.lit(" "), "qd_label").first().alias("workload")
+        )
+        named = dict(zip(labels["step_index"], labels["workload"], strict=True))
+        steps = self.results.summary.select("step_index", "step").unique("step_index")
+        return {i: named.get(i, s) for i, s in steps.iter_rows()}

@@ -1,0 +1,73 @@
+"""One row per step and direction: fio's per-job rows combined, for every analysis."""
+
+from __future__ import annotations
+
+import polars as pl
+
+from ..vocab import READ_RW, WRITE_RW
+
+#: Columns that tell runs apart when frames of several runs are concatenated.
+RUN_KEYS = ("run_id", "label")
+#: what identifies a step's row besides its figures (when the frame has the column)
+STEP_KEYS = (*RUN_KEYS, "step_index", "step", "block", "round", "direction", "rw")
+
+
+def run_keys(frame: pl.DataFrame) -> list[str]:
+    """The :data:`RUN_KEYS` ``frame`` has."""
+    return [c for c in RUN_KEYS if c in frame.columns]
+
+
+def per_step(summary: pl.DataFrame) -> pl.DataFrame:
+    """One row per step and direction: jobs fio reported separately are combined.
+
+    Rates and byte counts add up; mean latencies are weighted by IOPS (a plain mean when no
+    job did I/O); percentiles and maxima take the worst job. A frame that already holds one
+    row per step and direction comes back with the same figures.
+    """
+    present = set(summary.columns)
+    keys = [c for c in STEP_KEYS if c in present]
+    first = [c for c in ("bs_bytes", "iodepth", "numjobs", "rwmixread") if c in present]
+    worst = [c for c in summary.columns if c.startswith("clat_p") or c == "clat_max_ns"]
+    weight = pl.col("iops").fill_null(0)
+
+    def weighted(column: str) -> pl.Expr:
+        if column not in present:
+            return pl.lit(None, pl.Float64).alias(column)
+        mean = (pl.col(column) * weight).sum() / weight.sum()
+        return pl.when(weight.sum() > 0).then(mean).otherwise(pl.col(column).mean()).alias(column)
+
+    return summary.group_by(keys, maintain_order=True).agg(
+        *(pl.col(c).first() for c in first),
+        *(pl.col(c).sum() for c in ("iops", "bw_bytes_s", "io_bytes") if c in present),
+        *(pl.col(c).max() for c in ("runtime_s",) if c in present),
+        weighted("lat_mean_ns"),
+        weighted("clat_mean_ns"),
+        *(pl.col(c).max() for c in worst),
+    )
+
+
+def rw_mode() -> pl.Expr:
+    """:func:`ssdlab.vocab.base_rw` of the ``rw`` column (``randread:8`` -> ``randread``)."""
+    return pl.col("rw").str.split(":").list.first()
+
+
+def access_pattern() -> pl.Expr:
+    """``random`` for the rand* rw modes, else ``sequential``."""
+    return (
+        pl.when(rw_mode().str.starts_with("rand"))
+        .then(pl.lit("random"))
+        .otherwise(pl.lit("sequential"))
+    )
+
+
+def read_share() -> pl.Expr:
+    """The configured read share in %: 100 for reads, 0 for writes, else ``rwmixread``."""
+    mode = rw_mode()
+    return (
+        pl.when(mode.is_in(READ_RW))
+        .then(100)
+        .when(mode.is_in(WRITE_RW))
+        .then(0)
+        .otherwise(pl.col("rwmixread"))
+        .cast(pl.Int64)
+    )

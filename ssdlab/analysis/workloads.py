@@ -1,0 +1,179 @@
+"""Workload classification, QD sweeps and mix sweeps, from the summary columns.
+
+Workloads are classified from the summary columns (rw, bs_bytes, iodepth x numjobs,
+rwmixread), never from step names, so imported sweeps are analysed like native runs:
+
+- a **QD sweep** is one pure read or write workload (access pattern, block size, direction)
+  measured at two or more queue depths (QD = iodepth x numjobs);
+- a **mix sweep** is one access pattern, block size, iodepth and numjobs measured at three or
+  more read shares, at least one of them mixed;
+- when a run measured the same point twice, the later step counts; size-based write steps
+  of native runs (``loops``: fills such as preconditioning) are not measurements.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import polars as pl
+
+from ..manifest import Manifest
+from ..tables import MB, bs_label, qd_label
+from ..vocab import MIXED_RW, PURE_RW
+from .figures import mix_sweep, qd_scaling
+from .steps import RUN_KEYS, access_pattern, per_step, read_share, rw_mode
+
+#: from this block size on, throughput is reported as MB/s instead of IOPS
+BANDWIDTH_BS = 65536
+
+
+def fill_steps(manifest: Manifest) -> set[int]:
+    """Indexes of size-based write steps (preconditioning fills) of a native run."""
+    return {
+        s.index
+        for s in manifest.steps
+        if s.workload is not None and s.workload.loops is not None and s.workload.writes
+    }
+
+
+def workload_label(pattern: str, bs_bytes: int, read_pct: int) -> str:
+    """``4K random read``, ``128K sequential write``, ``4K random 70/30``."""
+    what = {100: "read", 0: "write"}.get(read_pct, f"{read_pct}/{100 - read_pct}")
+    return f"{bs_label(bs_bytes)} {pattern} {what}"
+
+
+def _labels(frame: pl.DataFrame) -> pl.DataFrame:
+    return frame.with_columns(
+        workload=pl.struct("pattern", "bs_bytes", "read_pct").map_elements(
+            lambda r: workload_label(r["pattern"], r["bs_bytes"], r["read_pct"]),
+            return_dtype=pl.String,
+        ),
+        qd_label=pl.struct("iodepth", "numjobs").map_elements(
+            lambda r: qd_label(r["iodepth"], r["numjobs"]), return_dtype=pl.String
+        ),
+        metric=pl.when(pl.col("bs_bytes") >= BANDWIDTH_BS)
+        .then(pl.lit("MB/s"))
+        .otherwise(pl.lit("IOPS")),
+    )
+
+
+def classify(summary: pl.DataFrame, manifest: Manifest | None = None) -> pl.DataFrame:
+    """Measured steps, one row per step and direction, with ``pattern`` (random or
+    sequential), ``read_pct``, ``qd``, ``mixed``, ``workload``, ``qd_label`` and ``metric``
+    (IOPS, or MB/s from 64K blocks on). Trims and, given the manifest, preconditioning fills
+    are left out."""
+    frame = per_step(summary)
+    if manifest is not None:
+        frame = frame.filter(~pl.col("step_index").is_in(list(fill_steps(manifest))))
+    frame = frame.filter(rw_mode().is_in([*PURE_RW, *MIXED_RW])).with_columns(
+        pattern=access_pattern(),
+        read_pct=read_share(),
+        qd=pl.col("iodepth") * pl.col("numjobs"),
+        mixed=rw_mode().is_in(list(MIXED_RW)),
+    )
+    return _labels(frame)
+
+
+def throughput() -> pl.Expr:
+    """A workload's headline figure ``value``: IOPS, or MB/s for large blocks."""
+    return (
+        pl.when(pl.col("metric") == "MB/s")
+        .then(pl.col("bw_bytes_s") / MB)
+        .otherwise(pl.col("iops"))
+        .alias("value")
+    )
+
+
+def latest(frame: pl.DataFrame, keys: list[str]) -> pl.DataFrame:
+    """The last step measured at each key (a point measured twice counts once)."""
+    return frame.filter(pl.col("step_index") == pl.col("step_index").max().over(keys))
+
+
+def in_review_order(frame: pl.DataFrame) -> pl.DataFrame:
+    """Random before sequential, small blocks first, reads before writes."""
+    return frame.sort(
+        pl.col("pattern") != "random",
+        "bs_bytes",
+        pl.col("read_pct"),
+        "qd",
+        descending=[False, False, True, False],
+    )
+
+
+def qd_points(classified: pl.DataFrame) -> pl.DataFrame:
+    """One row per run, QD sweep and QD: ``workload``, ``qd``, ``qd_label``, ``value`` (in
+    ``metric``), rates, latencies and ``at_95`` (the lowest QD reaching 95 % of the peak)."""
+    workload = [*RUN_KEYS, "pattern", "bs_bytes", "direction"]
+    pure = latest(classified.filter(~pl.col("mixed")), [*workload, "qd"])
+    sweeps = pure.filter(pl.col("qd").n_unique().over(workload) >= 2)
+    if not sweeps.height:
+        return sweeps.with_columns(value=pl.lit(None, pl.Float64), at_95=pl.lit(False))
+    best = qd_scaling(sweeps).select(*RUN_KEYS, "rw", "bs_bytes", "direction", "qd")
+    return in_review_order(
+        sweeps.join(
+            best.with_columns(at_95=pl.lit(True)),
+            on=[*RUN_KEYS, "rw", "bs_bytes", "direction", "qd"],
+            how="left",
+            nulls_equal=True,
+        ).with_columns(throughput(), pl.col("at_95").fill_null(False))
+    )
+
+
+@dataclass(frozen=True)
+class Mixes:
+    """Mix sweeps: ``steps`` (one row per run, sweep and read share: ``sweep``, ``read_pct``,
+    ``value`` in ``metric``) and ``sweeps`` (per run and sweep: ``avg``, ``at_70_30``,
+    ``low``, ``low_read_pct``, ``steps``)."""
+
+    steps: pl.DataFrame
+    sweeps: pl.DataFrame
+
+
+def mix_points(classified: pl.DataFrame) -> Mixes:
+    """The mix sweeps among classified steps (see the module docstring)."""
+    keys = [*RUN_KEYS, "pattern", "bs_bytes", "iodepth", "numjobs"]
+    chosen_steps = latest(classified, [*keys, "read_pct"])
+    shares = chosen_steps.group_by(keys).agg(
+        pl.col("read_pct").n_unique().alias("shares"),
+        ((pl.col("read_pct") > 0) & (pl.col("read_pct") < 100)).any().alias("has_mix"),
+    )
+    chosen = chosen_steps.join(
+        shares.filter((pl.col("shares") >= 3) & pl.col("has_mix")), on=keys, nulls_equal=True
+    )
+    if not chosen.height:
+        empty = pl.DataFrame(schema={"sweep": pl.String, "pattern": pl.String})
+        return Mixes(empty, empty)
+    swept = mix_sweep(chosen)
+    labels = (
+        chosen.select(*keys, "metric")
+        .unique()
+        .with_columns(
+            sweep=pl.struct("pattern", "bs_bytes", "iodepth", "numjobs").map_elements(
+                lambda r: (
+                    f"{bs_label(r['bs_bytes'])} {r['pattern']} "
+                    + qd_label(r["iodepth"], r["numjobs"])
+                ),
+                return_dtype=pl.String,
+            ),
+            qd=pl.col("iodepth") * pl.col("numjobs"),
+        )
+    )
+    steps = (
+        swept.steps.join(labels, on=keys, nulls_equal=True)
+        .with_columns(throughput())
+        .sort("bs_bytes", "qd", pl.col("read_pct"), descending=[False, False, True])
+    )
+    sweeps = (
+        steps.group_by(
+            *RUN_KEYS, "sweep", "pattern", "bs_bytes", "qd", "metric", maintain_order=True
+        )
+        .agg(
+            avg=pl.col("value").mean(),
+            at_70_30=pl.col("value").filter(pl.col("read_pct") == 70).first(),
+            low=pl.col("value").min(),
+            low_read_pct=pl.col("read_pct").sort_by("value").first(),
+            steps=pl.len(),
+        )
+        .sort("bs_bytes", "qd")
+    )
+    return Mixes(steps, sweeps)

@@ -1,0 +1,51 @@
+"""The report notebooks: a drive review or a comparison rendered to one offline HTML file."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+
+from ..errors import InputError
+from ..manifest import Manifest
+from ..resources import notebook_path
+from ..review import compare, drive
+from . import render_report
+
+
+def review_title(manifest: Manifest) -> str:
+    """The default title of a run's review."""
+    return f"{manifest.label}: {manifest.suite} suite"
+
+
+def comparison_title(names: Sequence[str]) -> str:
+    """The compared drives, for a comparison's default title."""
+    return " vs ".join(names) if len(names) <= 3 else f"{len(names)} drives compared"
+
+
+def render_review(results_dir: Path, output: Path, *, title: str | None = None) -> Path:
+    """Execute the review notebook on ``results_dir`` and write one offline HTML file."""
+    manifest = Manifest.load(results_dir)  # fail fast, before a kernel starts
+    title = title or review_title(manifest)
+    params = {"results_dir": str(results_dir.resolve()), "title": title}
+    return render_report(notebook_path(drive.NOTEBOOK), params, output, title=title)
+
+
+def render_comparison(
+    results_dirs: Sequence[Path],
+    output: Path,
+    *,
+    title: str | None = None,
+    subject: str | None = None,
+) -> Path:
+    """Execute the comparison notebook on several results directories; one offline HTML."""
+    if len(results_dirs) < 2:
+        raise InputError("a comparison needs two or more results directories")
+    names = compare.display_names([Manifest.load(d) for d in results_dirs])  # fail fast
+    compare.check_subject(names, subject)
+    title = title or f"Comparison: {comparison_title(names)}"
+    params = {
+        "results_dirs": [str(d.resolve()) for d in results_dirs],
+        "title": title,
+        "subject": subject,
+    }
+    return render_report(notebook_path(compare.NOTEBOOK), params, output, title=title)

@@ -1,0 +1,505 @@
+"""Drive-review sections: findings, charts and tables of one run's analysis.
+
+Each section takes a :class:`~ssdlab.analysis.DriveAnalysis` and returns a
+:class:`~.section.Section`, or one line saying what data is missing. The notebook
+``drive_review`` shows them in the order of :data:`SECTIONS`; each is built once per analysis.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import polars as pl
+
+from .. import charts, findings
+from ..act.latency import ACT_LIMITS
+from ..analysis.drive import DriveAnalysis
+from ..analysis.steady_state import SteadyState, window_averages
+from ..analysis.tails import MIN_CONSISTENCY_WINDOWS
+from ..tables import (
+    MB,
+    bs_label,
+    drive_facts,
+    format_bytes,
+    format_duration,
+    format_number,
+    run_facts,
+    summary_view,
+)
+from .section import Registry, Section, table
+
+NOTEBOOK = "drive_review"
+SECTIONS = Registry(NOTEBOOK, once=True)
+#: findings of each section the key findings repeat
+PER_SECTION = 2
+
+
+@SECTIONS
+def setup_section(drive: DriveAnalysis) -> Section:
+    """Drive identity, host, versions and durations, and the preconditioning."""
+    manifest, summary = drive.results.manifest, drive.results.summary
+    parts = [
+        table(drive_facts(manifest, summary), "Drive and host"),
+        table(run_facts(manifest, summary), "Test"),
+    ]
+    sentences = []
+    fills = drive.fills
+    if fills:
+        filled = (
+            drive.steps.filter(pl.col("step_index").is_in(list(fills)))
+            .group_by("step_index", "step", "workload", "qd_label")
+            .agg(pl.col("io_bytes").sum(), pl.col("runtime_s").max(), pl.col("bw_bytes_s").sum())
+            .sort("step_index")
+        )
+        loops = {s.index: s.workload.loops for s in manifest.steps if s.index in fills}
+        view = filled.select(
+            pl.col("step").alias("Step"),
+            pl.concat_str("workload", pl.lit(" "), "qd_label").alias("Workload"),
+            pl.col("step_index").replace_strict(loops, return_dtype=pl.Int64).alias("Passes"),
+            pl.col("io_bytes").map_elements(format_bytes, return_dtype=pl.String).alias("Written"),
+            (pl.col("bw_bytes_s") / MB).alias("MB/s"),
+            pl.col("runtime_s").map_elements(format_duration, return_dtype=pl.String).alias("Time"),
+        )
+        parts.append(table(view, "Preconditioning", numeric=("Written", "Time")))
+        written = format_bytes(filled["io_bytes"].sum())
+        sentences.append(
+            f"The target was preconditioned by {len(fills)} size-based write step(s) "
+            f"({written} written) before the measurements."
+        )
+    return Section(sentences, parts)
+
+
+@SECTIONS
+def key_findings(drive: DriveAnalysis) -> Section:
+    """The first findings of every section in :data:`KEY_FINDINGS`, as the review's summary
+    (the sections are built once: their cells show the same findings)."""
+    sentences = [s for build in KEY_FINDINGS for s in build(drive).findings[:PER_SECTION]]
+    if not sentences:
+        return Section(missing="No findings: the run has no classified workload.")
+    return Section(sentences)
+
+
+def _metric_scale(metric: str) -> tuple[float, str]:
+    """Display factor and unit of a steady-state metric."""
+    if metric == "bw_bytes_s":
+        return 1 / MB, "MB/s"
+    if metric.endswith("_ns"):
+        return 1e-3, "µs"
+    return 1.0, "IOPS"
+
+
+def _steady_what(drive: DriveAnalysis, rounds: pl.DataFrame, metric: str) -> str:
+    """What a round block tracks: the tracked step's workload and the metric's unit."""
+    step = rounds["step"][0]
+    row = drive.classified.filter(pl.col("step") == step)
+    _, unit = _metric_scale(metric)
+    if not row.height:
+        return f"{step} {unit}"
+    first = row.row(0, named=True)
+    return f"{first['workload']} {first['qd_label']} {unit}"
+
+
+def _window_table(drive: DriveAnalysis, block: str, rounds: list[int], metric: str) -> pl.DataFrame:
+    """The PTS result table of a round block: window averages by block size and R/W mix."""
+    factor, unit = _metric_scale(metric)
+    column = {"IOPS": "iops", "MB/s": "bw_bytes_s", "µs": "clat_mean_ns"}[unit]
+    averaged = window_averages(drive.classified, block, rounds, column).with_columns(
+        pl.col("value") * factor
+    )
+    wide = averaged.pivot(on="read_pct", index="bs_bytes", values="value").sort(
+        "bs_bytes", descending=True
+    )
+    return wide.select(
+        pl.col("bs_bytes").map_elements(bs_label, return_dtype=pl.String).alias("Block"),
+        *(pl.col(c).alias(f"{c}/{100 - int(c)} {unit}") for c in wide.columns[1:]),
+    )
+
+
+@SECTIONS
+def steady_state_section(drive: DriveAnalysis) -> Section:
+    """Per round block: tracked variable per round with bands and fit, the determination."""
+    results = drive.results
+    if not results.steady_state.height:
+        return Section(
+            missing="No steady-state rounds: this run has no round blocks (the SNIA PTS "
+            "suites repeat their test matrix until the tracked variable is steady)."
+        )
+    sentences, parts = [], []
+    for determination in results.steady_state.iter_rows(named=True):
+        block = determination["block"]
+        rounds = results.rounds.filter(pl.col("block") == block).sort("round")
+        if not rounds.height:
+            sentences.append(f"Block {block}: {determination['reason']}.")
+            continue
+        factor, unit = _metric_scale(determination["metric"])
+        what = _steady_what(drive, rounds, determination["metric"])
+        window = rounds.filter(pl.col("in_window"))
+        scaled = {
+            k: (determination[k] * factor if determination[k] is not None else None)
+            for k in (
+                "mean",
+                "data_excursion",
+                "allowed_data_excursion",
+                "slope",
+                "intercept",
+                "slope_excursion",
+                "allowed_slope_excursion",
+            )
+        }
+        state = SteadyState(
+            steady=bool(determination["steady"]),
+            reason=determination["reason"] or "",
+            window=determination["window"],
+            rounds=tuple(window["round"].to_list()),
+            values=tuple(v * factor for v in window["value"].to_list()),
+            **scaled,
+        )
+        sentences.append(
+            findings.steady_state(determination | scaled, window["round"].to_list(), what)
+        )
+        parts.append(
+            charts.steady_state(
+                rounds.with_columns(pl.col("value") * factor),
+                state,
+                f"Block {block}: {what} per round",
+                unit,
+            )
+        )
+        parts.append(
+            table(
+                state.to_table().rename({"item": "Determination", "value": "Value"}),
+                f"Steady-state determination, block {block}",
+            )
+        )
+        if state.rounds:
+            parts.append(
+                table(
+                    _window_table(drive, block, list(state.rounds), determination["metric"]),
+                    f"Block {block}: average over the measurement window "
+                    f"(rounds {state.rounds[0]}-{state.rounds[-1]}), by block size and R/W mix",
+                )
+            )
+    return Section(sentences, parts)
+
+
+@SECTIONS
+def consistency_section(drive: DriveAnalysis) -> Section:
+    """Per-second IOPS of long random-write runs on log and linear axes, and the tail score."""
+    runs = drive.consistency
+    if not runs:
+        return Section(
+            missing="No performance consistency run: it needs a random-write step with at "
+            f"least {MIN_CONSISTENCY_WINDOWS} per-second IOPS windows."
+        )
+    sentences, parts = [], []
+    rows = []
+    for run in runs:
+        f = run.figures
+        sentences.append(findings.consistency(run.workload, f))
+        parts.append(charts.consistency(run.series, f.start_s, run.workload))
+        rows.append(
+            (
+                run.workload,
+                format_duration(f.end_s - f.start_s + 1),
+                f.iops_mean,
+                f.iops_stddev,
+                f.mean_over_stddev,
+                f.iops_p1,
+                f.iops_p99,
+                f.iops_min,
+                f.iops_max,
+            )
+        )
+    score = pl.DataFrame(
+        rows,
+        schema=[
+            "Workload",
+            "Tail",
+            "Avg IOPS",
+            "Std dev",
+            "Avg / std dev",
+            "p1 IOPS",
+            "p99 IOPS",
+            "Min IOPS",
+            "Max IOPS",
+        ],
+        orient="row",
+    )
+    parts.append(table(score, "Tail score (last quarter of each run, at most 400 s)"))
+    return Section(sentences, parts)
+
+
+@SECTIONS
+def qd_scaling_section(drive: DriveAnalysis) -> Section:
+    """Throughput and latency over QD per sweep, the 95 % point marked; the numbers."""
+    points = drive.qd
+    if not points.height:
+        return Section(
+            missing="No queue-depth sweep: no read or write workload was measured at two or "
+            "more queue depths."
+        )
+    power = drive.results.power.height > 0
+    if power:
+        points = points.join(
+            drive.results.power.select("step_index", "avg_w", "iops_per_w", "mb_s_per_w"),
+            on="step_index",
+            how="left",
+        ).with_columns(
+            efficiency=pl.when(pl.col("metric") == "MB/s")
+            .then(pl.col("mb_s_per_w"))
+            .otherwise(pl.col("iops_per_w")),
+            efficiency_metric=pl.when(pl.col("metric") == "MB/s")
+            .then(pl.lit("MB/s per W"))
+            .otherwise(pl.lit("IOPS per W")),
+        )
+    parts: list[Any] = [
+        charts.qd_scaling(
+            rows.with_columns(series=pl.col("workload")),
+            f"{workload}: throughput and latency by queue depth",
+        )
+        for (workload,), rows in points.group_by("workload", maintain_order=True)
+    ]
+    view = points.select(
+        pl.col("workload").alias("Workload"),
+        pl.col("qd_label").alias("QD"),
+        pl.col("iops").alias("IOPS"),
+        (pl.col("bw_bytes_s") / MB).alias("MB/s"),
+        (pl.col("clat_mean_ns") / 1e3).alias("Mean µs"),
+        (pl.col("clat_p99_ns") / 1e3).alias("p99 µs"),
+        (pl.col("clat_p99_99_ns") / 1e3).alias("p99.99 µs"),
+        *(
+            [
+                pl.col("avg_w").alias("W"),
+                pl.col("iops_per_w").alias("IOPS/W"),
+                pl.col("mb_s_per_w").alias("MB/s/W"),
+            ]
+            if power
+            else []
+        ),
+        pl.when(pl.col("at_95")).then(pl.lit("◆ 95 %")).otherwise(pl.lit("")).alias("Point"),
+    )
+    parts.append(table(view, "Queue-depth scaling; ◆ marks the lowest QD with 95 % of the peak"))
+    return Section(findings.qd_scaling(points), parts)
+
+
+def _mix_section(drive: DriveAnalysis, pattern: str) -> Section:
+    """Throughput over the read share for each QD, the sweep average and the 70/30 point."""
+    steps = drive.mixes.steps.filter(pl.col("pattern") == pattern)
+    if not steps.height:
+        return Section(
+            missing=f"No {pattern} mix sweep: no {pattern} workload was measured at three or "
+            "more read shares including a mixed one."
+        )
+    sweeps = drive.mixes.sweeps.filter(pl.col("pattern") == pattern)
+    parts: list[Any] = []
+    for (bs,), rows in steps.group_by("bs_bytes", maintain_order=True):
+        parts.append(
+            charts.mix_sweep(
+                rows.with_columns(series=pl.col("sweep")),
+                sweeps.filter(pl.col("bs_bytes") == bs).with_columns(series=pl.col("sweep")),
+                f"{bs_label(bs)} {pattern} mixes",
+            )
+        )
+    wide = steps.pivot(on="read_pct", index=["sweep", "metric"], values="value", sort_columns=False)
+    view = wide.join(sweeps.select("sweep", "avg"), on="sweep").select(
+        pl.col("sweep").alias("Sweep"),
+        pl.col("metric").alias("Unit"),
+        *(pl.col(c).alias(f"{c} % reads") for c in wide.columns[2:]),
+        pl.col("avg").alias("Average"),
+    )
+    parts.append(table(view, f"{pattern.capitalize()} mixes by read share"))
+    return Section(findings.mix_sweeps(sweeps), parts)
+
+
+@SECTIONS
+def random_mix_section(drive: DriveAnalysis) -> Section:
+    """Random mix sweeps (see :func:`_mix_section`)."""
+    return _mix_section(drive, "random")
+
+
+@SECTIONS
+def sequential_mix_section(drive: DriveAnalysis) -> Section:
+    """Sequential mix sweeps (see :func:`_mix_section`)."""
+    return _mix_section(drive, "sequential")
+
+
+@SECTIONS
+def latency_section(drive: DriveAnalysis) -> Section:
+    """Latency percentile curves from the histograms and the mean/p99/p99.99/max table."""
+    if not drive.classified.height:
+        return Section(missing="No latency figures: the run has no measured read or write step.")
+    chosen, curves = drive.qos, drive.percentiles
+    parts: list[Any] = []
+    if curves is not None and curves.height:
+        parts.append(charts.latency_percentiles(curves, chosen["series"].to_list()))
+    view = chosen.select(
+        pl.col("series").alias("Workload"),
+        pl.col("iops").alias("IOPS"),
+        (pl.col("clat_mean_ns") / 1e3).alias("Mean µs"),
+        (pl.col("clat_p50_ns") / 1e3).alias("p50 µs"),
+        (pl.col("clat_p99_ns") / 1e3).alias("p99 µs"),
+        (pl.col("clat_p99_9_ns") / 1e3).alias("p99.9 µs"),
+        (pl.col("clat_p99_99_ns") / 1e3).alias("p99.99 µs"),
+        (pl.col("clat_max_ns") / 1e3).alias("Max µs"),
+    )
+    parts.append(table(view, "Completion latency (fio's percentiles)"))
+    sentences = findings.latency_qos(chosen)
+    if curves is None or not curves.height:
+        sentences.append(
+            "No percentile curve: fio's output has no completion-latency histogram "
+            "(run fio with --output-format=json+)."
+        )
+    return Section(sentences, parts)
+
+
+@SECTIONS
+def power_section(drive: DriveAnalysis) -> Section:
+    """Average power per step, efficiency and the power trace."""
+    power = drive.results.power
+    if not power.height:
+        return Section(
+            missing="No power data: no power meter was recorded during this run, so power "
+            "and efficiency (IOPS and MB/s per watt) are unknown."
+        )
+    power = power.sort("step_index").with_columns(
+        label=pl.col("step_index").replace_strict(
+            drive.step_labels, default=pl.col("step"), return_dtype=pl.String
+        )
+    )
+    parts: list[Any] = [charts.power_per_step(power)]
+    for column, unit in (("iops_per_w", "IOPS per watt"), ("mb_s_per_w", "MB/s per watt")):
+        if power[column].drop_nulls().len():
+            parts.append(charts.efficiency(power, column, unit))
+    if drive.results.power_trace.height:
+        parts.append(charts.power_trace(drive.results.power_trace))
+    view = power.select(
+        pl.col("step").alias("Step"),
+        pl.col("label").alias("Workload"),
+        pl.col("avg_w").alias("Avg W"),
+        pl.col("min_w").alias("Min W"),
+        pl.col("max_w").alias("Max W"),
+        pl.col("iops").alias("IOPS"),
+        (pl.col("bw_bytes_s") / MB).alias("MB/s"),
+        pl.col("iops_per_w").alias("IOPS/W"),
+        pl.col("mb_s_per_w").alias("MB/s/W"),
+        pl.when(pl.col("covered")).then(pl.lit("yes")).otherwise(pl.col("reason")).alias("Covered"),
+    )
+    parts.append(table(view, "Power per step"))
+    return Section(findings.power(power), parts)
+
+
+@SECTIONS
+def act_section(drive: DriveAnalysis) -> Section:
+    """ACT trials against the 1/8/64 ms limits, slices over time, and the score."""
+    trials = drive.results.act_trials
+    if not trials.height:
+        return Section(
+            missing="No ACT results: this run has no Aerospike Certification Tool trials."
+        )
+    trials = trials.sort("load", "trial")
+    parts: list[Any] = [charts.act_trials(trials, ACT_LIMITS)]
+    if drive.results.act_slices.height:
+        parts.append(charts.act_slices(drive.results.act_slices, ACT_LIMITS))
+    view = trials.select(
+        pl.col("trial").alias("Trial"),
+        pl.col("load").map_elements(lambda x: f"{x:g}x", return_dtype=pl.String).alias("Load"),
+        pl.col("duration_s").map_elements(format_duration, return_dtype=pl.String).alias("Length"),
+        pl.col("status").alias("Status"),
+        *(pl.col(f"max_pct_over_{t:g}ms").alias(f"> {t:g} ms (%)") for t in ACT_LIMITS),
+        pl.col("source").alias("Source"),
+        pl.col("reason").alias("Reason"),
+    )
+    limits = ", ".join(f"{limit:g} % over {t:g} ms" for t, limit in ACT_LIMITS.items())
+    caption = f"ACT trials: the worst slice of each (limits: {limits})"
+    parts.append(table(view, caption, numeric=("Load", "Length")))
+    return Section(findings.act(trials), parts)
+
+
+@SECTIONS
+def endurance_section(drive: DriveAnalysis) -> Section:
+    """Write amplification per step and over the run, SMART wear, endurance projections."""
+    waf, smart, endurance = drive.results.waf, drive.results.smart, drive.results.endurance
+    if not (waf.height or smart.height or endurance.height):
+        return Section(
+            missing="No endurance data: no SMART snapshots were taken around the steps, so "
+            "write amplification and wear are unknown."
+        )
+    parts: list[Any] = []
+    if waf.height:
+        parts.append(charts.waf(waf.sort("step_index")))
+        parts.append(
+            table(
+                waf.sort("step_index").select(
+                    pl.col("step").alias("Step"),
+                    (pl.col("host_bytes") / 1e9).alias("Host GB"),
+                    (pl.col("nand_bytes") / 1e9).alias("NAND GB"),
+                    pl.col("waf").alias("WAF"),
+                    pl.col("cumulative_waf").alias("Cumulative WAF"),
+                ),
+                "Write amplification per step",
+            )
+        )
+    if smart.height:
+        columns = {
+            "step": "Step",
+            "phase": "Phase",
+            "host_bytes_written": "Host written",
+            "nand_bytes_written": "NAND written",
+            "percent_used": "% used",
+            "temperature_c": "°C",
+            "power_on_hours": "Power-on h",
+            "media_errors": "Media errors",
+        }
+        present = [c for c in columns if c in smart.columns]
+        view = smart.sort("step_index").select(
+            pl.col(c).map_elements(format_bytes, return_dtype=pl.String).alias(columns[c])
+            if c.endswith("_bytes_written")
+            else pl.col(c).alias(columns[c])
+            for c in present
+        )
+        parts.append(
+            table(
+                view, "SMART before and after each step", numeric=("Host written", "NAND written")
+            )
+        )
+    if endurance.height:
+        in_bytes = pl.col("unit") == "bytes"
+        view = endurance.select(
+            pl.col("item").alias("Item"),
+            pl.when(in_bytes)
+            .then(pl.col("value").map_elements(format_bytes, return_dtype=pl.String))
+            .otherwise(pl.col("value").map_elements(format_number, return_dtype=pl.String))
+            .alias("Value"),
+            pl.when(in_bytes).then(pl.lit("")).otherwise(pl.col("unit")).alias("Unit"),
+        )
+        parts.append(
+            table(view, "Endurance: rating and what the SMART counters imply", numeric=("Value",))
+        )
+    return Section(findings.endurance(waf, endurance), parts)
+
+
+@SECTIONS
+def all_results_section(drive: DriveAnalysis) -> Section:
+    """Every step's throughput and latency, chart and table."""
+    summary = drive.results.summary
+    return Section(
+        parts=[
+            charts.iops_by_step(summary),
+            charts.latency_by_step(summary),
+            table(summary_view(summary.sort("step_index", "direction")), "All steps"),
+        ]
+    )
+
+
+#: the sections whose first findings make the key findings, in order
+KEY_FINDINGS = (
+    steady_state_section,
+    consistency_section,
+    qd_scaling_section,
+    random_mix_section,
+    sequential_mix_section,
+    latency_section,
+    power_section,
+    act_section,
+    endurance_section,
+)

@@ -1,0 +1,92 @@
+"""What a report section shows, and the registry of each report notebook's sections."""
+
+from __future__ import annotations
+
+import html
+import weakref
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass, field
+from functools import wraps
+from typing import Any, TypeVar
+
+import altair as alt
+import polars as pl
+
+from ..tables import html_table
+
+T = TypeVar("T")
+
+
+def findings_html(sentences: Sequence[str]) -> str:
+    """The findings list of a section as HTML."""
+    items = "".join(f"<li>{html.escape(s)}</li>" for s in sentences)
+    return f'<div class="ssdlab-findings"><ul>{items}</ul></div>'
+
+
+def table(frame: pl.DataFrame, caption: str | None = None, **options: Any) -> Any:
+    """An HTML table for a notebook output."""
+    from IPython.display import HTML
+
+    return HTML(html_table(frame, caption=caption, **options))
+
+
+@dataclass
+class Section:
+    """What one report section shows: findings, then charts and tables, or what is missing."""
+
+    findings: list[str] = field(default_factory=list)
+    parts: list[Any] = field(default_factory=list)
+    missing: str | None = None
+
+    @property
+    def charts(self) -> list[alt.TopLevelMixin]:
+        return [p for p in self.parts if isinstance(p, alt.TopLevelMixin)]
+
+    def _ipython_display_(self) -> None:
+        from IPython.display import HTML, display
+
+        if self.missing is not None:
+            display(HTML(f'<p class="ssdlab-missing">{html.escape(self.missing)}</p>'))
+            return
+        if self.findings:
+            display(HTML(findings_html(self.findings)))
+        for part in self.parts:
+            display(part)
+
+
+class Registry:
+    """The sections one report notebook shows, by function name, in notebook order.
+
+    With ``once``, a section is built once per subject (held weakly): a report's key findings
+    and its section cell share the same :class:`Section`.
+    """
+
+    def __init__(self, notebook: str, *, once: bool = False) -> None:
+        self.notebook = notebook
+        self.once = once
+        self._sections: dict[str, Callable[..., Section]] = {}
+
+    def __call__(self, build: Callable[[T], Section]) -> Callable[[T], Section]:
+        """Register ``build`` (a decorator)."""
+        registered = _once(build) if self.once else build
+        self._sections[build.__name__] = registered
+        return registered
+
+    def __iter__(self) -> Iterator[Callable[..., Section]]:
+        return iter(self._sections.values())
+
+    @property
+    def names(self) -> list[str]:
+        return list(self._sections)
+
+
+def _once(build: Callable[[T], Section]) -> Callable[[T], Section]:
+    built: weakref.WeakKeyDictionary[Any, Section] = weakref.WeakKeyDictionary()
+
+    @wraps(build)
+    def cached(subject: T) -> Section:
+        if subject not in built:
+            built[subject] = build(subject)
+        return built[subject]
+
+    return cached
