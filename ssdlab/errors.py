@@ -24,3 +24,7 @@ class FioError(SsdlabError):
 
 class ReportError(SsdlabError):
     """Executing or converting a report notebook failed."""
+
+
+class RunInterrupted(SsdlabError):
+    """The user stopped the run; everything measured so far is kept."""

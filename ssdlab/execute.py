@@ -30,7 +30,7 @@ from typing import Literal, Protocol, TypeVar
 import polars as pl
 
 from .atomic import write_error
-from .errors import InputError, SsdlabError
+from .errors import InputError, RunInterrupted, SsdlabError
 from .fio import FioStatus, run_fio
 from .io.fio_json import FioJson, read_fio_json
 from .layout import FIO_JSON, JOB_FILE, step_dir
@@ -41,10 +41,6 @@ from .target import release_target
 
 _ENOSPC = os.strerror(errno.ENOSPC)
 T = TypeVar("T")
-
-
-class RunInterrupted(SsdlabError):
-    """The user stopped the run; everything measured so far is kept."""
 
 
 class StepFailed(SsdlabError):

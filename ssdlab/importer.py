@@ -53,9 +53,8 @@ from .logs import (
     find_job_logs,
     log_params,
 )
-from .manifest import Manifest, StepRecord, now
+from .manifest import Manifest, StepRecord, new_run_id, now
 from .pipeline import StepData, core_frames, series_of, timeseries_frame
-from .session import new_run_id
 
 FIRST_READ = 2**16  # one read() takes a file this small whole
 KEEP_BYTES = 64 * 2**20  # files up to this size are kept from one read; larger: read again

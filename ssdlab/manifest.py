@@ -8,6 +8,7 @@ results on disk: a step's results count only once the manifest marks it ``ok`` (
 from __future__ import annotations
 
 import json
+import secrets
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, Literal
@@ -27,6 +28,11 @@ LOADABLE: tuple[StepStatus, ...] = ("ok", "interrupted")
 
 def now() -> datetime:
     return datetime.now(UTC)
+
+
+def new_run_id() -> str:
+    """A run's id: its UTC start time and 6 random hex digits, ``20260101T120000Z-1a2b3c``."""
+    return f"{now():%Y%m%dT%H%M%SZ}-{secrets.token_hex(3)}"
 
 
 class TargetInfo(BaseModel):

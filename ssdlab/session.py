@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import contextlib
 import os
-import secrets
 import signal
 import threading
 from collections.abc import Callable, Collection, Iterator, Mapping
@@ -24,7 +23,7 @@ from .errors import SsdlabError
 from .fio import fio_version, raise_keyboard_interrupt
 from .layout import MANIFEST, RESERVE
 from .lock import results_lock
-from .manifest import Manifest, TargetInfo, now
+from .manifest import Manifest, TargetInfo, new_run_id, now
 from .suite import Suite
 from .sysinfo import host_info
 from .target import plan_target, prepare_target, release_target
@@ -32,11 +31,6 @@ from .target import plan_target, prepare_target, release_target
 #: written at the start of a run and removed to make room for the manifest when the file
 #: system fills up
 RESERVE_BYTES = 2**20
-
-
-def new_run_id() -> str:
-    """A run's id: its UTC start time and 6 random hex digits, ``20260101T120000Z-1a2b3c``."""
-    return f"{now():%Y%m%dT%H%M%SZ}-{secrets.token_hex(3)}"
 
 
 def new_manifest(

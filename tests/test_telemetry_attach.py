@@ -17,8 +17,7 @@ from pathlib import Path
 import pytest
 from conftest import ssdlab_cli
 
-from ssdlab.manifest import Manifest
-from ssdlab.telemetry import frames
+import ssdlab
 
 PERIOD_S = 0.05
 OFFSET_S = 0.0005  # keeps every sample off the millisecond grid of fio's timestamps
@@ -57,7 +56,7 @@ def run(tiny_run: Path, tmp_path: Path) -> Path:
 
 def check_aligned(run: Path, times: list[float]) -> None:
     windows = measured_windows(run)
-    power = frames.power_frame(run, Manifest.load(run))
+    power = ssdlab.load(run).power
     first, second = power.rows(named=True)
     start, end, bw = windows[0]
     assert (first["start_s"], first["end_s"]) == pytest.approx((start, end), abs=1e-6)
@@ -79,7 +78,7 @@ def check_aligned(run: Path, times: list[float]) -> None:
         assert second[column] is None
     assert second["iops"] > 0
 
-    trace = frames.power_trace_frame(run, Manifest.load(run))
+    trace = ssdlab.load(run).power_trace
     step1 = trace.filter(trace["step_index"] == 1)
     assert step1["power_w"].to_list() == [6.0] * step1.height
     # at most one row per second of the 2 s step, times since its measured start

@@ -17,12 +17,17 @@ from __future__ import annotations
 import os
 from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from .. import fio_options
 from ..errors import SuiteError
+from .latency import ACT_SLICE_S
+from .log import typed_value
+
+if TYPE_CHECKING:
+    from .trials import FioSettings
 
 RBLOCK_BYTES = 16  # ACT's RBLOCK_SIZE
 WBLOCK_BYTES = 8 * 1024 * 1024  # ACT's WBLOCK_SIZE: largest record and large block
@@ -30,6 +35,9 @@ SMALL_READS_JOB = "act-small-reads"
 LARGE_BLOCK_READS_JOB = "act-large-block-reads"
 LARGE_BLOCK_WRITES_JOB = "act-large-block-writes"
 SMALL_WRITES_JOB = "act-small-writes"
+#: fio histogram log window of the emulation: fine enough to see ACT's 10 s max lag, coarse
+#: enough for ~20 MB of logs per hour (10 small-read jobs, 1856 bins a row)
+HIST_MSEC = 10_000
 
 
 def _round_up(n: int, multiple: int) -> int:
@@ -75,6 +83,18 @@ class ActConfig(BaseModel):
     tomb_raider_sleep_usec: int = Field(0, ge=0, alias="tomb-raider-sleep-usec")
     max_lag_sec: int = Field(10, ge=0, alias="max-lag-sec")
     min_io_bytes: int = Field(512, ge=512, le=4096, alias="min-io-bytes")
+
+    @classmethod
+    def from_settings(cls, settings: Mapping[str, str]) -> ActConfig:
+        """The configuration from settings by ACT's names with values as text, as an ACT
+        config file holds them (``{"record-bytes": "1500"}``); pydantic's ValidationError
+        when one does not validate."""
+        return cls.model_validate({key: typed_value(key, value) for key, value in settings.items()})
+
+    def resolved(self, cpus: int | None = None) -> ActConfig:
+        """This configuration with service-threads fixed (ACT's default: 5 per CPU of
+        ``cpus``, default this machine's), so a trial resumed elsewhere runs the same jobs."""
+        return self.model_copy(update={"service_threads": service_threads(self, cpus)})
 
     @model_validator(mode="before")
     @classmethod
@@ -128,6 +148,60 @@ class DerivedConfig:
 def service_threads(config: ActConfig, cpus: int | None = None) -> int:
     """service-threads, or ACT's default of 5 per CPU (``cpus``, default: this machine's)."""
     return config.service_threads or 5 * (cpus or os.cpu_count() or 1)
+
+
+@dataclass(frozen=True)
+class TrialTiming:
+    """How long a fio trial runs, the length of its slices (seconds) and the window of its
+    histogram logs (ms)."""
+
+    duration_s: int
+    slice_s: int
+    hist_msec: int
+
+    @classmethod
+    def of(
+        cls,
+        config: ActConfig,
+        *,
+        duration_s: int | None = None,
+        slice_s: int | None = None,
+        hist_msec: int | None = None,
+    ) -> TrialTiming:
+        """What is given, else the defaults: test-duration-sec, slices of an hour (the whole
+        trial when shorter), histogram windows of :data:`HIST_MSEC` (a quarter of the slice
+        when shorter)."""
+        duration_s = duration_s or config.test_duration_sec
+        slice_s = slice_s or min(ACT_SLICE_S, duration_s)
+        return cls(duration_s, slice_s, hist_msec or min(HIST_MSEC, slice_s * 250))
+
+
+def fio_settings(
+    config: ActConfig,
+    timing: TrialTiming,
+    *,
+    small_read_jobs: int | None = None,
+    ioengine: str = "psync",
+    options: Mapping[str, str] | None = None,
+    allow_fio_options: Collection[str] = (),
+    max_lag_s: float | None = None,
+) -> FioSettings:
+    """The settings of fio trials emulating ``config`` (service-threads resolved on this
+    machine), checked: SuiteError for options or an engine :mod:`ssdlab.fio_options` refuses.
+    ``max_lag_s`` defaults to max-lag-sec; the other defaults are :func:`fio_jobs`'."""
+    from .trials import FioSettings
+
+    settings = FioSettings(
+        config=config.resolved().model_dump(by_alias=True),
+        hist_msec=timing.hist_msec,
+        small_read_jobs=small_read_jobs,
+        ioengine=ioengine,
+        fio_options=dict(options or {}),
+        allowed_fio_options=sorted(set(allow_fio_options)),
+        max_lag_s=config.max_lag_sec if max_lag_s is None else max_lag_s,
+    )
+    settings.check()
+    return settings
 
 
 def derive(

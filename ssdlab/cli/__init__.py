@@ -1,16 +1,23 @@
-"""The ``ssdlab`` command line: one typer app, commands grouped in modules by area."""
+"""The ``ssdlab`` command line: one typer app, commands grouped in modules by area.
+
+Parsing and printing only: every command imports the library code it calls inside its own
+function, so ``ssdlab --help`` (and any command's ``--help``) starts without polars, DuckDB or
+the runner.
+"""
 
 from __future__ import annotations
 
+import functools
 import os
 import sys
+from typing import TYPE_CHECKING
 
 import typer
-from rich.markup import escape
 
-from ..errors import SsdlabError
-from ..progress import lossy_stderr
-from ..runner import RunInterrupted
+from ..errors import RunInterrupted, SsdlabError
+
+if TYPE_CHECKING:
+    from rich.console import Console
 
 app = typer.Typer(
     help="Run SSD test suites with fio, load the results as tidy frames, render reports.",
@@ -20,7 +27,15 @@ app = typer.Typer(
 )
 suites_app = typer.Typer(help="List and show the built-in suites.", invoke_without_command=True)
 app.add_typer(suites_app, name="suites")
-err = lossy_stderr()  # a run goes on when its terminal goes away
+
+
+@functools.cache
+def stderr() -> Console:
+    """The console for messages, made on first use; a run goes on when its terminal goes away."""
+    from ..console import lossy_stderr
+
+    return lossy_stderr()
+
 
 # Command modules register themselves on ``app`` when imported (one line per module).
 from . import act, core, fleet, reports, telemetry
@@ -39,19 +54,21 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def _main(argv: list[str] | None) -> int:
+    from rich.markup import escape
+
     command = typer.main.get_command(app)
     try:
         command.main(args=argv, prog_name="ssdlab", standalone_mode=True)
     except SystemExit as exc:  # click's own handling of usage errors, Exit and Abort
         return exc.code if isinstance(exc.code, int) else int(exc.code is not None)
     except RunInterrupted as exc:
-        err.print(f"[yellow]{escape(str(exc))}[/]", soft_wrap=True, highlight=False)
+        stderr().print(f"[yellow]{escape(str(exc))}[/]", soft_wrap=True, highlight=False)
         return 130
     except SsdlabError as exc:
-        err.print(f"[red]error:[/] {escape(str(exc))}", soft_wrap=True, highlight=False)
+        stderr().print(f"[red]error:[/] {escape(str(exc))}", soft_wrap=True, highlight=False)
         return 1
     except KeyboardInterrupt:
-        err.print("interrupted")
+        stderr().print("interrupted")
         return 130
     return 0
 

@@ -3,22 +3,21 @@ rule, and read native ACT logs."""
 
 from __future__ import annotations
 
-import secrets
 import sys
 from enum import StrEnum
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
 
 import typer
-from pydantic import ValidationError
 from rich.markup import escape
 
 from ..errors import SsdlabError
-from . import app, err
+from . import app, stderr
 
 if TYPE_CHECKING:
     from ..act import ActConfig, FioSettings
     from ..act.run import ActRunner
+    from ..act.workload import TrialTiming
 
 #: exit status of a command whose trial, search or log did not pass (a verdict, not an error:
 #: what was measured is printed and kept)
@@ -66,9 +65,6 @@ Settings = Annotated[
         "--set", help="ACT setting by ACT's name: record-bytes=1500 (repeatable); rates are 1x."
     ),
 ]
-#: fio histogram log window of the emulation: fine enough to see ACT's 10 s max lag, coarse
-#: enough for ~20 MB of logs per hour (10 small-read jobs, 1856 bins a row)
-HIST_MSEC = 10_000
 HistMsec = Annotated[
     int | None,
     typer.Option(help="Histogram log window in ms (default: 10000, or a quarter of the slice)."),
@@ -106,19 +102,17 @@ def _pairs(items: list[str] | None, what: str) -> dict[str, str]:
 
 
 def _config(settings: list[str] | None) -> ActConfig:
-    """ACT's configuration from ``--set`` values, service-threads fixed to this machine's."""
-    from ..act.log import typed_value
-    from ..act.workload import ActConfig, service_threads
+    """ACT's configuration from ``--set`` values."""
+    from pydantic import ValidationError
 
-    values = {k: typed_value(k, v) for k, v in _pairs(settings, "--set").items()}
+    from ..act.workload import ActConfig
+
     try:
-        config = ActConfig.model_validate(values)
+        return ActConfig.from_settings(_pairs(settings, "--set"))
     except ValidationError as exc:
         first = exc.errors()[0]
         where = " ".join(["--set", *map(str, first["loc"])])
         raise SsdlabError(f"{where}: {first['msg']}") from None
-    # resolved now, so a resumed run on another machine asks for the same jobs
-    return config.model_copy(update={"service_threads": service_threads(config)})
 
 
 def _runner(
@@ -137,34 +131,32 @@ def _runner(
     fio_option: list[str] | None,
     allow_fio_option: list[str] | None,
     max_lag: float | None,
-) -> tuple[ActRunner, FioSettings, int, int]:
-    """The runner for OUT, the trials' settings, duration and slice (seconds)."""
+) -> tuple[ActRunner, FioSettings, TrialTiming]:
+    """The runner for OUT, the trials' settings and their timing."""
     from ..act.run import ActRunner
-    from ..act.trials import FioSettings
+    from ..act.workload import TrialTiming, fio_settings
     from ..units import parse_size
 
     config = _config(settings)
-    duration = duration or config.test_duration_sec
-    slice_s = slice_ or min(3600, duration)
-    fio = FioSettings(
-        config=config.model_dump(by_alias=True),
-        hist_msec=hist_msec or min(HIST_MSEC, slice_s * 250),
+    timing = TrialTiming.of(config, duration_s=duration, slice_s=slice_, hist_msec=hist_msec)
+    fio = fio_settings(
+        config,
+        timing,
         small_read_jobs=small_read_jobs,
         ioengine=ioengine,
-        fio_options=_pairs(fio_option, "--fio-option"),
-        allowed_fio_options=sorted(set(allow_fio_option or ())),
-        max_lag_s=config.max_lag_sec if max_lag is None else max_lag,
+        options=_pairs(fio_option, "--fio-option"),
+        allow_fio_options=allow_fio_option or (),
+        max_lag_s=max_lag,
     )
-    fio.check()
     runner = ActRunner(
         out,
         target=target,
         target_size=parse_size(target_size) if target_size else None,
         label=label,
         destroy_data=destroy_data,
-        console=err,
+        console=stderr(),
     )
-    return runner, fio, duration, slice_s
+    return runner, fio, timing
 
 
 @act_app.command("run")
@@ -194,7 +186,7 @@ def run(
     that bin's share as pct_edge_<T>ms). A job falling more than --max-lag seconds behind its
     requested rate fails the trial as "can't keep up", as native ACT stops.
     """
-    runner, settings, duration_s, slice_s = _runner(
+    runner, settings, timing = _runner(
         out,
         target=target,
         target_size=target_size,
@@ -211,7 +203,7 @@ def run(
         max_lag=max_lag,
     )
     with runner:
-        trial = runner.trial(load, settings, duration_s=duration_s, slice_s=slice_s)
+        trial = runner.trial(load, settings, duration_s=timing.duration_s, slice_s=timing.slice_s)
     if trial.status != "passed":
         raise SystemExit(VERDICT_FAILED)
 
@@ -246,7 +238,7 @@ def score(
     """Find the drive's ACT score, the highest load that passes, with few trials."""
     from ..act.search import find_score
 
-    runner, settings, duration_s, slice_s = _runner(
+    runner, settings, timing = _runner(
         out,
         target=target,
         target_size=target_size,
@@ -266,7 +258,9 @@ def score(
         try:
             search = find_score(
                 lambda load: (
-                    runner.trial(load, settings, duration_s=duration_s, slice_s=slice_s).status
+                    runner.trial(
+                        load, settings, duration_s=timing.duration_s, slice_s=timing.slice_s
+                    ).status
                     == "passed"
                 ),
                 start=start,
@@ -307,7 +301,7 @@ def _verdict_line(path: Path, status: str, reason: str) -> None:
     """``LOG: passed|failed|abandoned: why`` on stderr (can't keep up is a failure too)."""
     shown = {"cant_keep_up": "failed (can't keep up)"}.get(status, status)
     style = {"passed": "green", "abandoned": "yellow"}.get(status, "red")
-    err.print(
+    stderr().print(
         f"{escape(str(path))}: [{style}]{shown}[/]: {escape(reason)}",
         soft_wrap=True,
         highlight=False,
@@ -380,47 +374,6 @@ def import_(
     label: Label = None,
 ) -> None:
     """Add a native ACT log to a results directory as an ACT trial (beside fio trials)."""
-    import polars as pl
+    from ..act.imports import import_act_log
 
-    from .. import __version__
-    from ..act import ActRecord, native_trial, read_act_log
-    from ..atomic import write_bytes_atomic
-    from ..importer import write_import
-    from ..layout import MANIFEST
-    from ..manifest import Manifest, now
-    from ..results import RAW_FRAMES
-
-    act = read_act_log(log)
-    if "reads" not in act.histogram_names:
-        raise SsdlabError(f"{log}: no 'reads' histogram (not an act_storage log?)")
-    try:
-        trial = native_trial(act, slice_s=slice_, load=load)
-    except ValueError as exc:
-        raise SsdlabError(f"{log}: {exc}") from None
-    existing = (out / MANIFEST).exists()
-    manifest = (
-        Manifest.load(out)
-        if existing
-        else Manifest(
-            run_id=f"{now():%Y%m%dT%H%M%SZ}-{secrets.token_hex(3)}",
-            label=label or " ".join(act.config.get("device-names", [])) or log.name,
-            source="import",
-            suite="act",
-            suite_description=f"native ACT {act.version} log",
-            ssdlab_version=__version__,
-            status="complete",
-            started=now(),
-            ended=now(),
-        )
-    )
-    record = ActRecord.load(out)
-    trial = record.add(trial)
-    trial.log = f"act/native-{trial.trial:02d}-{log.name}"
-    write_bytes_atomic(out / trial.log, log.read_bytes())
-    record.save(out)
-    manifest.notes.append(f"ACT trial {trial.trial}: native log {log.absolute()}")
-    if existing:
-        manifest.save(out)
-    else:
-        write_import(out, manifest, {name: pl.DataFrame() for name in RAW_FRAMES})
-    print(trial.summary)
+    print(import_act_log(log, out, slice_s=slice_, load=load, label=label).summary)

@@ -2,18 +2,24 @@
 
 from __future__ import annotations
 
+import contextlib
 import io
 import sys
+from collections.abc import Iterator
 from enum import StrEnum
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
-from rich.console import Console
 from rich.markup import escape
 
 from ..errors import SsdlabError
-from . import app, err, suites_app
+from . import app, stderr, suites_app
+
+if TYPE_CHECKING:
+    from rich.progress import Progress
+
+    from ..importer import ImportReport
 
 
 class SummaryFormat(StrEnum):
@@ -125,9 +131,10 @@ def run(
             on_error=on_error.value,  # type: ignore[arg-type]
             scale=scale,
             params=given,
-            console=err,
+            hooks=hooks,
+            console=stderr(),
         )
-        err.print(f"{len(fleet.members)} hosts complete; results in {out} (fleet.json)")
+        stderr().print(f"{len(fleet.members)} hosts complete; results in {out} (fleet.json)")
         return
     manifest = run_suite(
         chosen,
@@ -141,14 +148,15 @@ def run(
         scale=scale,
         params=given,
         hooks=hooks,
-        console=err,
+        console=stderr(),
     )
-    err.print(f"{len(manifest.steps)} steps complete; results in {out}")
+    stderr().print(f"{len(manifest.steps)} steps complete; results in {out}")
 
 
 @app.command()
 def devices() -> None:
     """List block devices with identity, size, block sizes and the safety verdict."""
+    from rich.console import Console
     from rich.table import Table
 
     from ..devices import list_devices, verdict
@@ -186,6 +194,8 @@ def summary(
     output: Annotated[Path | None, typer.Option("--output", "-o", help="Write to a file.")] = None,
 ) -> None:
     """Print the per step x direction summary of a results directory."""
+    from rich.console import Console
+
     from .. import load
     from ..tables import summary_table
 
@@ -212,35 +222,111 @@ def summary(
 @app.command("import")
 def import_(
     paths: Annotated[list[Path], typer.Argument(help="fio output files or directories.")],
-    out: Annotated[Path, typer.Option("--out", "-o", help="New results directory.")],
+    out: Annotated[
+        Path,
+        typer.Option("--out", "-o", help="New results directory (with --each: their parent)."),
+    ],
     label: Annotated[str | None, typer.Option(help="Name of the drive/target in reports.")] = None,
     strict: Annotated[
         bool, typer.Option(help="Stop at the first file that cannot be used.")
     ] = False,
+    each: Annotated[
+        bool,
+        typer.Option(
+            "--each",
+            help="Import each PATH as its own run into OUT/<PATH's name>, labelled with that "
+            "name; a PATH that fails is reported and the others still import.",
+        ),
+    ] = False,
 ) -> None:
     """Import fio results (JSON, json+, logs, histogram logs) from any tool into OUT."""
-    from rich.progress import Progress
-
+    if each:
+        if label is not None:
+            raise SsdlabError("--label names one run; with --each each is named after its PATH")
+        return _import_each(paths, out, strict)
     from ..importer import import_results
 
-    with Progress(console=err, disable=not err.is_terminal, transient=True) as progress:
-        task = progress.add_task("parsing fio results", total=None)
+    with _import_display() as display:
         report = import_results(
-            paths,
-            out,
-            label=label,
-            strict=strict,
-            on_file=lambda done, total: progress.update(task, completed=done, total=total),
-            on_status=lambda text: progress.update(task, description=escape(text)),
+            paths, out, label=label, strict=strict, on_file=display.file, on_status=display.status
         )
+    _print_import(report)
+    print(out)
+
+
+def _import_each(trees: list[Path], root: Path, strict: bool) -> None:
+    """``import --each``: a summary line per tree as it ends (or why it failed), then the
+    results directories made, and an error when a tree failed."""
+    from ..imports import TreeImport, import_each
+
+    def done(item: TreeImport) -> None:
+        if item.report is not None:
+            return _print_import(item.report, f"{item.out.name}: ")
+        stderr().print(
+            f"[red]failed[/] {escape(str(item.tree))}: {escape(str(item.error))}",
+            soft_wrap=True,
+            highlight=False,
+        )
+
+    with _import_display() as display:
+        imported = import_each(
+            trees,
+            root,
+            strict=strict,
+            on_start=lambda item: display.start(item.out.name),
+            on_file=display.file,
+            on_status=display.status,
+            on_done=done,
+        )
+    for item in imported:
+        if item.report is not None:
+            print(item.out)
+    failed = sum(item.error is not None for item in imported)
+    if failed:
+        raise SsdlabError(f"{failed} of {len(imported)} trees failed to import")
+
+
+class _ImportDisplay:
+    """The transient progress line of an import (of the run named by :meth:`start`)."""
+
+    def __init__(self, progress: Progress) -> None:
+        self.progress = progress
+        self.task = progress.add_task("parsing fio results", total=None)
+        self.prefix = ""
+
+    def start(self, name: str) -> None:
+        self.prefix = f"{name}: "
+        self.progress.reset(
+            self.task, total=None, description=escape(f"{self.prefix}parsing fio results")
+        )
+
+    def file(self, done: int, total: int) -> None:
+        self.progress.update(self.task, completed=done, total=total)
+
+    def status(self, text: str) -> None:
+        self.progress.update(self.task, description=escape(self.prefix + text))
+
+
+@contextlib.contextmanager
+def _import_display() -> Iterator[_ImportDisplay]:
+    """An import's progress line on stderr, shown only when it is a terminal."""
+    from rich.progress import Progress
+
+    err = stderr()
+    with Progress(console=err, disable=not err.is_terminal, transient=True) as progress:
+        yield _ImportDisplay(progress)
+
+
+def _print_import(report: ImportReport, prefix: str = "") -> None:
+    """The skipped files of an import, one line each, and its summary line."""
+    err = stderr()
     for skipped in report.skipped:
         err.print(f"skipped {escape(str(skipped))}", soft_wrap=True, highlight=False)
     err.print(
-        f"imported {report.results} fio results with {report.logs} logs; "
+        f"{escape(prefix)}imported {report.results} fio results with {report.logs} logs; "
         f"skipped {len(report.skipped)} files",
         highlight=False,
     )
-    print(out)
 
 
 @suites_app.callback()

@@ -5,8 +5,6 @@ from __future__ import annotations
 from typing import Annotated
 
 import typer
-from rich.console import Console
-from rich.table import Table
 
 from ..errors import SsdlabError
 from . import app
@@ -28,6 +26,9 @@ def check(
 ) -> None:
     """Check that every fio server answers and report its fio version; refuse a fleet whose
     fio major versions differ."""
+    from rich.console import Console
+    from rich.table import Table
+
     from ..fleet import check_fleet, parse_hosts
     from ..fleet.probe import version_mismatch
 

@@ -2,23 +2,21 @@
 
 from __future__ import annotations
 
-import inspect
 import json
-import shutil
 import sys
 from collections.abc import Sequence
 from enum import StrEnum
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
-import polars as pl
 import typer
-from rich.console import Console
 from rich.markup import escape
-from rich.table import Table
 
 from ..errors import InputError
-from . import app, err
+from . import app, stderr
+
+if TYPE_CHECKING:
+    import polars as pl
 
 smart_app = typer.Typer(help="Read SMART captures (nvme-cli, smartctl JSON).", no_args_is_help=True)
 power_app = typer.Typer(help="Power traces aligned with the steps of a run.", no_args_is_help=True)
@@ -73,6 +71,9 @@ def _show(value: Any, unit: str) -> str:
 
 
 def _print_table(headers: Sequence[str], rows: Sequence[Sequence[str]]) -> None:
+    from rich.console import Console
+    from rich.table import Table
+
     table = Table(header_style="bold")
     for index, header in enumerate(headers):
         table.add_column(header, justify="left" if index == 0 else "right")
@@ -113,32 +114,13 @@ def smart_show(
     _print_table(["Field", str(snapshot), str(snapshot2), "Delta"], rows)
 
 
-#: reader keyword -> the ``power attach`` option giving it
+#: reader option -> the ``power attach`` option giving it
 READER_OPTIONS = {
     "columns": "--column",
     "units": "--unit",
     "start_epoch_s": "--start-epoch",
     "tz": "--tz",
 }
-
-
-def _reader_options(name: str, given: dict[str, Any]) -> dict[str, Any]:
-    """The options of ``given`` (not None) for power format ``name``, checked against its reader."""
-    from ..telemetry.power import POWER_FORMATS
-
-    params = inspect.signature(POWER_FORMATS[name]).parameters
-    options = {key: value for key, value in given.items() if value is not None}
-    unknown = [READER_OPTIONS[key] for key in options if key not in params]
-    if unknown:
-        raise InputError(f"power format {name!r} takes no {', '.join(unknown)}")
-    missing = [
-        READER_OPTIONS.get(key, key)
-        for key, p in list(params.items())[1:]
-        if p.default is inspect.Parameter.empty and key not in options
-    ]
-    if missing:
-        raise InputError(f"power format {name!r} needs {', '.join(missing)}")
-    return options
 
 
 def _mapping(pairs: list[str] | None, option: str) -> dict[str, str] | None:
@@ -187,40 +169,29 @@ def power_attach(
     replace: Annotated[bool, typer.Option(help="Replace a trace the run already has.")] = False,
 ) -> None:
     """Align a power trace recorded separately (wall-clock times) with the steps of a run."""
-    from ..atomic import write_bytes_atomic
-    from ..manifest import Manifest, now
-    from ..telemetry import store
-    from ..telemetry.frames import power_frame
-    from ..telemetry.power import POWER_FORMATS, PowerTrace
+    from .. import load
+    from ..telemetry.attach import ReaderOptions, attach_power
 
-    manifest = Manifest.load(results_dir)
-    if manifest.source != "run":
-        raise InputError(f"{results_dir}: power attach needs a run of 'ssdlab run', not an import")
-    directory = results_dir / store.POWER_DIR
-    if (directory / store.TRACE).exists() and not replace:
-        raise InputError(f"{directory / store.TRACE}: the run has a power trace; --replace it")
-    name = format or POWER_FORMATS.detect(trace)
-    if name not in POWER_FORMATS:
-        raise InputError(f"unknown power format {name!r} (known: {', '.join(POWER_FORMATS)})")
-    given = {
-        "columns": _mapping(column, "--column"),
-        "units": _mapping(unit, "--unit"),
-        "start_epoch_s": start_epoch,
-        "tz": tz,
-    }
-    read = POWER_FORMATS[name](trace, **_reader_options(name, given))
-    if read.frame.is_empty():
-        raise InputError(f"{trace}: no power samples")
-    raw = trace.read_bytes()
-    shutil.rmtree(directory, ignore_errors=True)
-    write_bytes_atomic(directory / store.RAW_DIR / trace.name, raw)
-    store.write_trace(results_dir, PowerTrace(read.frame, read.meta | {"attached": now()}))
-    frame = power_frame(results_dir, manifest)
-    times = read.frame["time_s"]
-    span = f"trace: {read.frame.height} samples, epoch {times.min():.3f} .. {times.max():.3f} s"
+    options = ReaderOptions(
+        columns=_mapping(column, "--column"),
+        units=_mapping(unit, "--unit"),
+        start_epoch_s=start_epoch,
+        tz=tz,
+    )
+    attached = attach_power(
+        results_dir,
+        trace,
+        format=format,
+        options=options,
+        replace=replace,
+        option_names=READER_OPTIONS,
+    )
+    frame = load(results_dir).power
+    times = attached.frame["time_s"]
+    span = f"trace: {attached.frame.height} samples, epoch {times.min():.3f} .. {times.max():.3f} s"
     if frame["start_s"].drop_nulls().len():
         span += f"; steps {frame['start_s'].min():.3f} .. {frame['end_s'].max():.3f} s"
-    err.print(span, soft_wrap=True, highlight=False)
+    stderr().print(span, soft_wrap=True, highlight=False)
     _print_power(frame)
 
 
@@ -230,11 +201,10 @@ def power_show(
     format: Annotated[Format, typer.Option("--format", "-f")] = Format.table,
 ) -> None:
     """Per-step power and efficiency of a run with a power trace."""
-    from ..manifest import Manifest
+    from .. import load
     from ..telemetry import store
-    from ..telemetry.frames import power_frame
 
-    frame = power_frame(results_dir, Manifest.load(results_dir))
+    frame = load(results_dir).power
     if frame.is_empty():
         raise InputError(
             f"{results_dir}: no power trace (record one with 'ssdlab run --power' or "
@@ -264,16 +234,16 @@ def endurance_compare(
 
     Each results directory may hold its drive's rating as drive.toml (or drive.yaml).
     """
-    from ..manifest import Manifest
-    from ..telemetry.frames import ENDURANCE_ITEMS, endurance_frame, waf_frame
+    from .. import load
+    from ..telemetry.frames import ENDURANCE_ITEMS
 
-    manifests = [Manifest.load(d) for d in results_dirs]
-    labels = _labels(results_dirs, [m.label for m in manifests])
-    endurance = [endurance_frame(d, m) for d, m in zip(results_dirs, manifests, strict=True)]
-    wafs = [waf_frame(d, m) for d, m in zip(results_dirs, manifests, strict=True)]
+    runs = [load(d) for d in results_dirs]
+    labels = _labels(results_dirs, [r.manifest.label for r in runs])
+    endurance = [r.endurance for r in runs]
+    wafs = [r.waf for r in runs]
     for d, e in zip(results_dirs, endurance, strict=True):
         if e.is_empty():
-            err.print(
+            stderr().print(
                 f"{escape(str(d))}: no drive spec (drive.toml) and no SMART snapshots",
                 soft_wrap=True,
                 highlight=False,

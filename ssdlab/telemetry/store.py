@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import io
 import json
+import shutil
 from datetime import datetime
 from pathlib import Path
 from typing import Any
@@ -59,6 +60,15 @@ def write_trace(results_dir: Path, trace: PowerTrace) -> None:
     directory = results_dir / POWER_DIR
     write_bytes_atomic(directory / TRACE, buffer.getvalue())
     write_text_atomic(directory / SOURCE, json.dumps(trace.meta, indent=2, default=str) + "\n")
+
+
+def replace_trace(results_dir: Path, trace: PowerTrace, raw_name: str, raw: bytes) -> None:
+    """Make ``trace`` the run's only power data, with the file it was read from kept as
+    ``power/raw/<raw_name>`` (``raw``, as given)."""
+    directory = results_dir / POWER_DIR
+    shutil.rmtree(directory, ignore_errors=True)
+    write_bytes_atomic(directory / RAW_DIR / raw_name, raw)
+    write_trace(results_dir, trace)
 
 
 def read_trace(results_dir: Path) -> pl.DataFrame | None:

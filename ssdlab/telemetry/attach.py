@@ -1,0 +1,88 @@
+"""A power trace recorded separately (wall-clock times) attached to a run of ``ssdlab run``
+(``ssdlab power attach``): read with its format's reader, kept as given under ``power/raw/``
+and saved as the run's trace (see :mod:`ssdlab.telemetry.store`)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any
+
+from ..errors import InputError
+from ..layout import POWER_DIR
+from ..manifest import Manifest, now
+from . import store
+from .power import POWER_FORMATS, PowerTrace, generic, ipmitool, quarch, yokotool
+
+
+@dataclass(frozen=True)
+class ReaderOptions:
+    """Options for a power reader; each format takes only some (:data:`FORMAT_OPTIONS`)."""
+
+    columns: Mapping[str, str] | None = None
+    units: Mapping[str, str] | None = None
+    start_epoch_s: float | None = None
+    tz: str | None = None
+
+
+#: power format -> the :class:`ReaderOptions` its reader takes, and those it needs; a format
+#: not listed takes none
+FORMAT_OPTIONS: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
+    generic.NAME: (("columns", "units", "start_epoch_s"), ("columns",)),
+    quarch.NAME: (("start_epoch_s",), ()),
+    yokotool.NAME: ((), ()),
+    ipmitool.NAME: (("tz",), ()),
+}
+
+
+def reader_options(
+    format: str, options: ReaderOptions, names: Mapping[str, str] | None = None
+) -> dict[str, Any]:
+    """The options given (not None) as keywords for ``format``'s reader; InputError naming
+    those it does not take or the ones it needs (by ``names``, default their own)."""
+    takes, needs = FORMAT_OPTIONS.get(format, ((), ()))
+    given = {key: value for key, value in asdict(options).items() if value is not None}
+    shown = names or {}
+    unknown = [shown.get(key, key) for key in given if key not in takes]
+    if unknown:
+        raise InputError(f"power format {format!r} takes no {', '.join(unknown)}")
+    missing = [shown.get(key, key) for key in needs if key not in given]
+    if missing:
+        raise InputError(f"power format {format!r} needs {', '.join(missing)}")
+    return given
+
+
+def attach_power(
+    results_dir: Path,
+    trace: Path,
+    *,
+    format: str | None = None,
+    options: ReaderOptions | None = None,
+    replace: bool = False,
+    option_names: Mapping[str, str] | None = None,
+) -> PowerTrace:
+    """Read ``trace`` (``format``, default: detected) and make it the power trace of the run
+    in ``results_dir``; the trace read (its meta with the time it was attached).
+
+    InputError, with nothing changed, for an import (it has no step times), a run that has a
+    trace unless ``replace``, an unknown format, options its reader does not take (named by
+    ``option_names``, see :func:`reader_options`) and a trace without samples.
+    """
+    manifest = Manifest.load(results_dir)
+    if manifest.source != "run":
+        raise InputError(f"{results_dir}: power attach needs a run of 'ssdlab run', not an import")
+    existing = results_dir / POWER_DIR / store.TRACE
+    if existing.exists() and not replace:
+        raise InputError(f"{existing}: the run has a power trace; --replace it")
+    name = format or POWER_FORMATS.detect(trace)
+    if name not in POWER_FORMATS:
+        raise InputError(f"unknown power format {name!r} (known: {', '.join(POWER_FORMATS)})")
+    read = POWER_FORMATS[name](
+        trace, **reader_options(name, options or ReaderOptions(), option_names)
+    )
+    if read.frame.is_empty():
+        raise InputError(f"{trace}: no power samples")
+    attached = PowerTrace(read.frame, read.meta | {"attached": now()})
+    store.replace_trace(results_dir, attached, trace.name, trace.read_bytes())
+    return attached
