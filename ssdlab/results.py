@@ -11,7 +11,7 @@ How they are built: :mod:`ssdlab.pipeline`.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Any
@@ -152,6 +152,17 @@ def load(results_dir: str | Path) -> Results:
     frames = core_frames(manifest, context.steps)
     frames["timeseries"] = timeseries_frame(manifest, context.steps, series, frames["summary"])
     return _results(context, frames)
+
+
+def load_frames(results_dir: str | Path, names: Sequence[str]) -> dict[str, pl.DataFrame]:
+    """Only the registered frames ``names`` of a results directory (``power``, ``waf``...):
+    its steps' results are parsed, their logs not read. Empty frames when the run has no
+    step to load."""
+    path = Path(results_dir)
+    manifest = Manifest.load(path)
+    steps = [] if manifest.source == "import" else native_steps(path, manifest)
+    context = RunContext(path, manifest, steps)
+    return {name: FRAME_BUILDERS[name](context) for name in names}
 
 
 def _imported(path: Path) -> dict[str, pl.DataFrame]:

@@ -169,7 +169,7 @@ def power_attach(
     replace: Annotated[bool, typer.Option(help="Replace a trace the run already has.")] = False,
 ) -> None:
     """Align a power trace recorded separately (wall-clock times) with the steps of a run."""
-    from .. import load
+    from ..results import load_frames
     from ..telemetry.attach import ReaderOptions, attach_power
 
     options = ReaderOptions(
@@ -186,7 +186,7 @@ def power_attach(
         replace=replace,
         option_names=READER_OPTIONS,
     )
-    frame = load(results_dir).power
+    frame = load_frames(results_dir, ["power"])["power"]
     times = attached.frame["time_s"]
     span = f"trace: {attached.frame.height} samples, epoch {times.min():.3f} .. {times.max():.3f} s"
     if frame["start_s"].drop_nulls().len():
@@ -201,10 +201,10 @@ def power_show(
     format: Annotated[Format, typer.Option("--format", "-f")] = Format.table,
 ) -> None:
     """Per-step power and efficiency of a run with a power trace."""
-    from .. import load
+    from ..results import load_frames
     from ..telemetry import store
 
-    frame = load(results_dir).power
+    frame = load_frames(results_dir, ["power"])["power"]
     if frame.is_empty():
         raise InputError(
             f"{results_dir}: no power trace (record one with 'ssdlab run --power' or "
@@ -234,13 +234,14 @@ def endurance_compare(
 
     Each results directory may hold its drive's rating as drive.toml (or drive.yaml).
     """
-    from .. import load
+    from ..manifest import Manifest
+    from ..results import load_frames
     from ..telemetry.frames import ENDURANCE_ITEMS
 
-    runs = [load(d) for d in results_dirs]
-    labels = _labels(results_dirs, [r.manifest.label for r in runs])
-    endurance = [r.endurance for r in runs]
-    wafs = [r.waf for r in runs]
+    runs = [load_frames(d, ["endurance", "waf"]) for d in results_dirs]
+    labels = _labels(results_dirs, [Manifest.load(d).label for d in results_dirs])
+    endurance = [r["endurance"] for r in runs]
+    wafs = [r["waf"] for r in runs]
     for d, e in zip(results_dirs, endurance, strict=True):
         if e.is_empty():
             stderr().print(
