@@ -6,22 +6,14 @@ starts without loading polars, DuckDB or the runner.
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from .lazy import lazy_exports
 
 if TYPE_CHECKING:
     from .catalog import catalog
     from .io import read_fio_json, read_fio_log
     from .results import Results, load
-
-
-def _version() -> str:
-    from importlib.metadata import PackageNotFoundError, version
-
-    try:
-        return version("ssdlab")
-    except PackageNotFoundError:  # running from a source tree that is not installed
-        return "0.0.0+unknown"
 
 
 #: public name -> the module that defines it
@@ -31,13 +23,9 @@ _PUBLIC = {
     "catalog": ".catalog",
     "read_fio_json": ".io",
     "read_fio_log": ".io",
+    "__version__": "._version",
 }
 __all__ = ["Results", "__version__", "catalog", "load", "read_fio_json", "read_fio_log"]
 
 
-def __getattr__(name: str) -> Any:
-    if name == "__version__":
-        return _version()
-    if name not in _PUBLIC:
-        raise AttributeError(f"module 'ssdlab' has no attribute {name!r}")
-    return getattr(importlib.import_module(_PUBLIC[name], __name__), name)
+__getattr__, __dir__ = lazy_exports(__name__, _PUBLIC, globals())

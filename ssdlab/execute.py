@@ -273,17 +273,13 @@ class StepExecutor:
             record.notes += [n for n in outcome.notes if n.startswith("fio:")]  # fio's warnings
             self.call(record.notes, "after_step", partial, record)
             error, inspected = outcome.error, None
-            try:
-                result: FioJson | InputError = read_fio_json(partial / FIO_JSON)
-            except InputError as exc:
-                result = exc
-            if error is None and isinstance(result, FioJson):
-                error = no_io_error(partial, result.jobs, outcome.notes)
-            if error is None or outcome.interrupted:
+            if error is None or outcome.interrupted:  # fio's result, read once
                 try:
-                    if isinstance(result, InputError):
-                        raise result
-                    inspected = inspect(partial, result)
+                    result = read_fio_json(partial / FIO_JSON)
+                    if error is None:
+                        error = no_io_error(partial, result.jobs, outcome.notes)
+                    if error is None or outcome.interrupted:
+                        inspected = inspect(partial, result)
                 except InputError as exc:
                     error = error or str(exc)
             if error and not outcome.interrupted:

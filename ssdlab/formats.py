@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Any, Generic, TypeVar
 
 from .errors import InputError
-from .io.text import read_text
+from .io.text import parse_json, read_text
 from .plugins import Plugins
 
 R = TypeVar("R")
@@ -60,8 +60,6 @@ class Probe:
     @cached_property
     def json(self) -> Any:
         """The parsed document when the file is JSON (None otherwise; see ``json_error``)."""
-        from .telemetry._values import parse_json
-
         if not self.head.lstrip().startswith(("{", "[")):
             return None
         if self.path.stat().st_size > PROBE_JSON_MAX_BYTES:
@@ -111,8 +109,9 @@ class Formats:
     def all(self, kind: str | None = None) -> list[Format[Any]]:
         """The formats (of ``kind``), in registration order."""
         found: dict[tuple[str, str], Format[Any]] = {}
-        for name in self._declared:
+        for name in self._declared:  # a package's format of a built-in's name takes over
             fmt = self._declared[name]
+            found.pop((fmt.kind, fmt.name), None)
             found[fmt.kind, fmt.name] = fmt
         for key, fmt in self._added.items():
             found.pop(key, None)

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -47,15 +47,31 @@ _STEP_SCHEMA = {
 }
 
 
-@dataclass
 class RunContext:
-    """What a frame builder is given: the results directory, its manifest and its loaded
-    steps, parsed once (a native run's; an import's frames were built when imported)."""
+    """What a frame builder is given: the results directory and its manifest; the run's
+    ``steps``, parsed once (given by :func:`~ssdlab.results.load`, else parsed on first use;
+    an import has none: its frames were built when imported); and :meth:`folders`."""
 
-    path: Path
-    manifest: Manifest
-    steps: list[StepData]
-    _once: dict[Callable[[RunContext], Any], Any] = field(default_factory=dict, repr=False)
+    def __init__(self, path: Path, manifest: Manifest, steps: list[StepData] | None = None) -> None:
+        self.path = path
+        self.manifest = manifest
+        self._steps = steps
+        self._once: dict[Callable[[RunContext], Any], Any] = {}
+
+    @property
+    def steps(self) -> list[StepData]:
+        if self._steps is None:
+            native = self.manifest.source == "run"
+            self._steps = native_steps(self.path, self.manifest) if native else []
+        return self._steps
+
+    def folders(self) -> list[tuple[StepRecord, Path]]:
+        """Every loadable step of a native run and its folder, also one whose fio output
+        cannot be read (its SMART captures still count)."""
+        if self.manifest.source != "run":
+            return []
+        loadable = [r for r in self.manifest.steps if r.status in LOADABLE]
+        return [(r, layout.step_dir(self.path, r)) for r in loadable]
 
     def once(self, func: Callable[[RunContext], T]) -> T:
         """``func(self)``, computed once per loaded run: builders share what they read

@@ -19,7 +19,7 @@ from typing import Any
 import polars as pl
 
 from . import layout
-from .errors import InputError
+from .errors import InputError, SsdlabError
 from .manifest import Manifest
 from .pipeline import (
     FIO_FRAMES,
@@ -135,12 +135,12 @@ def load(results_dir: str | Path) -> Results:
     path = Path(results_dir)
     manifest = Manifest.load(path)
     if manifest.source == "import":
-        return _results(RunContext(path, manifest, []), _imported(path))
+        return _results(RunContext(path, manifest), _imported(path))
     steps = native_steps(path, manifest)
     series, bad = series_of(*step_logs(steps))
     if bad:  # an interrupted step with a bad log is left out; an ok one is an error
         owner = {log.path: step.record for step in steps for log in step.logs}
-        for log, reason in bad.items():
+        for log, reason in sorted(bad.items(), key=lambda item: owner[item[0]].index):
             if owner[log].status == "ok":
                 raise InputError(f"{log}: {reason}")
         broken = {owner[log].index for log in bad}
@@ -156,13 +156,24 @@ def load(results_dir: str | Path) -> Results:
 
 def load_frames(results_dir: str | Path, names: Sequence[str]) -> dict[str, pl.DataFrame]:
     """Only the registered frames ``names`` of a results directory (``power``, ``waf``...):
-    its steps' results are parsed, their logs not read. Empty frames when the run has no
-    step to load."""
+    its steps' results are parsed only if a builder needs them, the time series not built."""
     path = Path(results_dir)
-    manifest = Manifest.load(path)
-    steps = [] if manifest.source == "import" else native_steps(path, manifest)
-    context = RunContext(path, manifest, steps)
-    return {name: FRAME_BUILDERS[name](context) for name in names}
+    context = RunContext(path, Manifest.load(path))
+    return {name: _build(name, context) for name in names}
+
+
+def _build(name: str, context: RunContext) -> pl.DataFrame:
+    """The frame ``name`` of a run; a builder's failure other than bad input (a bug, or a
+    plug-in written for another version) is one error naming the builder."""
+    try:
+        return FRAME_BUILDERS[name](context)
+    except SsdlabError:
+        raise
+    except Exception as exc:
+        origin = FRAME_BUILDERS.origin(name)
+        raise SsdlabError(
+            f"{context.path}: frame builder {name!r} ({origin}) failed: {exc!r}"
+        ) from exc
 
 
 def _imported(path: Path) -> dict[str, pl.DataFrame]:
@@ -187,5 +198,5 @@ def _results(context: RunContext, frames: dict[str, pl.DataFrame]) -> Results:
         steady_state=steady,
         path=context.path,
         manifest=context.manifest,
-        extra={name: FRAME_BUILDERS[name](context) for name in FRAME_BUILDERS},
+        extra={name: _build(name, context) for name in FRAME_BUILDERS},
     )

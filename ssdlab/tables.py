@@ -13,9 +13,7 @@ import polars as pl
 from rich.table import Table
 
 from .manifest import Manifest
-from .units import format_size
-
-MB = 1e6
+from .units import MB, format_size
 
 #: (column, heading, expression turning canonical units into display units)
 SUMMARY_VIEW: list[tuple[str, str, pl.Expr]] = [
@@ -39,19 +37,6 @@ def summary_view(summary: pl.DataFrame) -> pl.DataFrame:
     return summary.select(
         expr.alias(heading) for col, heading, expr in SUMMARY_VIEW if col in summary.columns
     )
-
-
-def bs_label(bs_bytes: int) -> str:
-    """A block size as reviews write it: 4096 -> ``4K``, 131072 -> ``128K``, 512 -> ``512B``."""
-    text = format_size(int(bs_bytes)).upper()
-    return f"{text}B" if text.isdigit() else text
-
-
-def qd_label(iodepth: int, numjobs: int = 1) -> str:
-    """``QD32``, or ``QD128 (4 × 32)`` for 4 jobs at iodepth 32."""
-    if numjobs == 1:
-        return f"QD{iodepth}"
-    return f"QD{iodepth * numjobs} ({numjobs} × {iodepth})"
 
 
 def format_iops(iops: float) -> str:

@@ -4,6 +4,9 @@ from __future__ import annotations
 
 import re
 
+#: bytes in a megabyte (10^6), the unit reviews quote bandwidth in
+MB = 1e6
+
 _SIZE_RE = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([kmgtp]?)(i?b?)\s*$", re.IGNORECASE)
 _POW = {"": 0, "k": 1, "m": 2, "g": 3, "t": 4, "p": 5}
 
@@ -36,3 +39,16 @@ def format_size(n_bytes: int) -> str:
 def percentile_name(p: float) -> str:
     """Column suffix for a percentile: 99.9 -> ``p99_9``, 50 -> ``p50``."""
     return "p" + f"{p:g}".replace(".", "_")
+
+
+def bs_label(bs_bytes: int) -> str:
+    """A block size as reviews write it: 4096 -> ``4K``, 131072 -> ``128K``, 512 -> ``512B``."""
+    text = format_size(int(bs_bytes)).upper()
+    return f"{text}B" if text.isdigit() else text
+
+
+def qd_label(iodepth: int, numjobs: int = 1) -> str:
+    """``QD32``, or ``QD128 (4 × 32)`` for 4 jobs at iodepth 32."""
+    if numjobs == 1:
+        return f"QD{iodepth}"
+    return f"QD{iodepth * numjobs} ({numjobs} × {iodepth})"

@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import fcntl
 import os
 import shutil
 import subprocess
 import sys
+import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -54,6 +56,48 @@ def ssdlab_cli(*args: str | Path, timeout: float = 300) -> subprocess.CompletedP
         timeout=timeout,
         check=False,
     )
+
+
+#: Files whose tests take longest (minutes of fio runs, notebooks and Chromium), longest
+#: first. ``make test`` hands whole files to its pytest-xdist workers (``--dist loadfile``:
+#: a module-scoped fixture, such as a finished run or a rendered report, is then built once)
+#: in collection order, so these are collected first: started late, one of them would keep
+#: one worker busy long after the other ran out of work. Only the order changes.
+LONGEST_FILES = (
+    "test_suites_run.py",
+    "test_fleet.py",
+    "test_trust_run.py",
+    "test_batch.py",
+    "test_review.py",
+    "test_act_cli.py",
+    "test_fleet_safety.py",
+    "test_compare.py",
+)
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    rank = {name: i for i, name in enumerate(LONGEST_FILES)}
+    items.sort(key=lambda item: rank.get(item.path.name, len(rank)))  # stable: same order within
+
+
+#: Fixtures that attach loop devices (``loops`` here, and fixtures of that name or
+#: ``loop_device`` in test files). Tests using one run one at a time even across parallel
+#: workers and pytest runs: some detach a device and attach another image to the same node,
+#: which a concurrent ``losetup --find`` could take in between.
+LOOP_FIXTURES = {"loops", "loop_device"}
+LOOP_LOCK = Path(tempfile.gettempdir()) / "ssdlab-tests-loop-devices.lock"
+
+
+@pytest.fixture(autouse=True)
+def _one_loop_test_at_a_time(request: pytest.FixtureRequest) -> Iterator[None]:
+    """Holds ``LOOP_LOCK`` for a loop-device test: autouse, so set up before the test's
+    loop fixtures and torn down after them."""
+    if not LOOP_FIXTURES & set(request.fixturenames):
+        yield
+        return
+    with LOOP_LOCK.open("a") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)  # released when the file is closed
+        yield
 
 
 @pytest.fixture(scope="session")

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 import shutil
-import socket
 import subprocess
 import sys
 import time
@@ -16,6 +15,7 @@ import nbformat
 import polars as pl
 import pytest
 from conftest import ROOT, ssdlab_cli
+from test_fleet import _free_port
 
 import ssdlab
 from ssdlab import results as results_module
@@ -126,14 +126,8 @@ def test_explore_notebook_has_interactive_charts(root: Path, tmp_path: Path) -> 
     assert len(tables) >= 4  # show tables, runs, the SQL query, one run's summary
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 def test_lab_opens_jupyterlab_on_the_root(root: Path) -> None:
-    port, token = _free_port(), "ssdlab-test"
+    port, token = _free_port("127.0.0.1"), "ssdlab-test"  # this worker's block of ports
     lab = subprocess.Popen(
         [
             sys.executable,
@@ -145,6 +139,7 @@ def test_lab_opens_jupyterlab_on_the_root(root: Path) -> None:
             "--port",
             str(port),
             f"--IdentityProvider.token={token}",
+            "--ServerApp.port_retries=0",  # taken meanwhile: fail, never answer elsewhere
         ],
         stdout=subprocess.DEVNULL,
         stderr=subprocess.PIPE,

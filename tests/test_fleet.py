@@ -4,10 +4,13 @@ as fio's client, with a server killed mid-step, one unreachable, one failing its
 from __future__ import annotations
 
 import contextlib
+import functools
+import itertools
 import json
 import os
 import signal
 import socket
+import struct
 import subprocess
 import sys
 import threading
@@ -114,6 +117,10 @@ class Server:
                     return True
         return False
 
+    def listening_or_exited(self) -> bool:
+        """Whether the server listens on its port, or has exited (as when it cannot bind)."""
+        return self.proc.poll() is not None or _listens(self.proc.pid, self.ip, self.port)
+
     def signal(self, sig: signal.Signals) -> None:
         """Signal every process of the server, as if its host crashed (SIGKILL) or hung.
 
@@ -130,10 +137,39 @@ class Server:
                     os.close(fd)
 
 
+#: Ports for the servers of one test process: below the kernel's ephemeral range (32768 and
+#: up by default, where client sockets get their ports), clear of the fixed ports other tests
+#: use, and a block of its own for each pytest-xdist worker, so that parallel workers never
+#: try the same port. A port is also checked free before use, and a server that cannot bind
+#: it is started again on the next one (another program may hold a port of the block).
+PORT_BASE, PORT_BLOCK, PORT_BLOCKS = 20000, 400, 20
+
+
+def _port_block() -> range:
+    worker = os.environ.get("PYTEST_XDIST_WORKER", "")  # "gw0", "gw1", ...; unset without -n
+    index = int(worker[2:]) if worker[:2] == "gw" and worker[2:].isdigit() else 0
+    low = PORT_BASE + (index % PORT_BLOCKS) * PORT_BLOCK
+    return range(low, low + PORT_BLOCK)
+
+
+@functools.cache
+def _ports() -> Iterator[int]:
+    return itertools.cycle(_port_block())
+
+
 def _free_port(ip: str) -> int:
-    with socket.socket() as s:
-        s.bind((ip, 0))
-        return s.getsockname()[1]
+    """A port of this worker's block that nothing on ``ip`` uses now; each call the next one
+    (the block is walked round), so that a port is not reused while a killed server's
+    connections may linger."""
+    block = _port_block()
+    for port in itertools.islice(_ports(), len(block)):
+        with socket.socket() as s:
+            try:
+                s.bind((ip, port))
+            except OSError:
+                continue
+        return port
+    raise AssertionError(f"no free port on {ip} in {block.start}-{block.stop - 1}")
 
 
 def _wait_for(condition: Callable[[], bool], what: str, timeout_s: float = 30) -> None:
@@ -144,9 +180,18 @@ def _wait_for(condition: Callable[[], bool], what: str, timeout_s: float = 30) -
         time.sleep(0.02)
 
 
-def _accepts(ip: str, port: int) -> bool:
-    with socket.socket() as s:
-        return s.connect_ex((ip, port)) == 0
+def _listens(pid: int, ip: str, port: int) -> bool:
+    """Whether process ``pid`` itself listens on ``ip:port`` (not another program that holds
+    the port), from the kernel's table of TCP sockets and the process's open files."""
+    address = f"{struct.unpack('=I', socket.inet_aton(ip))[0]:08X}:{port:04X}"
+    with contextlib.suppress(OSError):
+        sockets = {
+            f"socket:[{fields[9]}]"
+            for fields in (line.split() for line in Path("/proc/net/tcp").read_text().splitlines())
+            if fields[1] == address and fields[3] == "0A"  # TCP_LISTEN
+        }
+        return any(os.readlink(fd) in sockets for fd in Path(f"/proc/{pid}/fd").iterdir())
+    return False
 
 
 @contextlib.contextmanager
@@ -155,11 +200,20 @@ def fio_servers(home: Path) -> Iterator[Callable[..., Server]]:
     servers: list[Server] = []
 
     def start(ip: str, port: int | None = None, hostname: str | None = None) -> Server:
-        """A server on ``ip``; with ``hostname``, in a UTS namespace of its own, so that it
-        answers as another machine (as through an ssh tunnel)."""
-        port = port or _free_port(ip)
+        """A server on ``ip`` (on ``port``, or a free one); with ``hostname``, in a UTS
+        namespace of its own, so that it answers as another machine (as through an ssh
+        tunnel)."""
+        for _ in range(1 if port else 5):  # a chosen port taken meanwhile: try another
+            server = launch(ip, port or _free_port(ip), hostname)
+            _wait_for(server.listening_or_exited, f"fio --server on {ip}:{server.port}")
+            if server.proc.poll() is None:
+                return server
+            servers.remove(server)  # reaped: its pid may be another process's by now
+        raise AssertionError(f"fio --server on {ip}:{server.port} exited: port in use?")
+
+    def launch(ip: str, port: int, hostname: str | None) -> Server:
         command = ["fio", f"--server=ip:{ip},{port}"]
-        if hostname:
+        if hostname:  # sh and unshare exec fio: the process started is the server
             command = ["unshare", "--uts", "sh", "-c", f'hostname {hostname} && exec "$@"', "-"]
             command += ["fio", f"--server=ip:{ip},{port}"]
         proc = subprocess.Popen(
@@ -171,7 +225,6 @@ def fio_servers(home: Path) -> Iterator[Callable[..., Server]]:
         )
         server = Server(ip, port, proc)
         servers.append(server)
-        _wait_for(lambda: _accepts(ip, port), f"fio --server on {ip}:{port}")
         return server
 
     try:

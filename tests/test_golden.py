@@ -5,10 +5,17 @@ ACT) and an imported tree of fio outputs load to exactly the frames recorded in
 
 from __future__ import annotations
 
+import json
+import shutil
+from pathlib import Path
+
 import polars as pl
 import pytest
-from golden import GOLDEN, SOURCES, frames_of
+from golden import CORPORA, GOLDEN, SOURCES, frames_of
 from polars.testing import assert_frame_equal
+
+import ssdlab
+from ssdlab.results import load_frames
 
 
 @pytest.mark.parametrize("name", list(SOURCES))
@@ -20,3 +27,28 @@ def test_frames_are_the_recorded_ones(name: str) -> None:
         got = loaded[frame]
         assert got.schema == expected.schema, frame
         assert_frame_equal(got, expected, check_exact=True), frame
+
+
+@pytest.mark.parametrize("broken", ["fio.json", "fio_iops.1.log"])
+def test_an_interrupted_step_with_unreadable_output_keeps_its_smart_captures(
+    tmp_path: Path, broken: str
+) -> None:
+    """Step 2 interrupted and its fio output unreadable: it is left out of the fio frames,
+    but its SMART snapshots (measured on their own) still count, as before the redesign;
+    the power figures, read alone (``ssdlab power show``), say why the step has none."""
+    run = tmp_path / "run"
+    shutil.copytree(CORPORA / "telemetry", run)
+    manifest = json.loads((run / "manifest.json").read_text())
+    manifest["steps"][1]["status"] = "interrupted"
+    (run / "manifest.json").write_text(json.dumps(manifest))
+    (run / "steps" / "002-write-128k" / broken).write_text("not fio output\n")
+    results = ssdlab.load(run)
+    assert results.summary["step_index"].unique().to_list() == [1]
+    assert results.smart["step_index"].to_list() == [1, 1, 2, 2]
+    assert results.waf["step_index"].to_list() == [1, 2]
+    power = load_frames(run, ["power"])["power"]
+    if broken == "fio.json":
+        assert power["step_index"].to_list() == [1]
+    else:
+        assert power["step_index"].to_list() == [1, 2] and not power["covered"][1]
+        assert power["reason"][1].startswith(str(run / "steps" / "002-write-128k" / broken))

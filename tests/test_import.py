@@ -6,13 +6,13 @@ from __future__ import annotations
 
 import json
 import subprocess
-import time
 from pathlib import Path
 
 import numpy as np
 import polars as pl
 import pytest
 from conftest import ROOT, ssdlab_cli
+from test_fleet import fio_servers
 
 import ssdlab
 from ssdlab import read_fio_json
@@ -299,19 +299,11 @@ def test_histogram_log_intervals_match_fiologparser_hist(variants: Path) -> None
 
 
 def test_client_server_over_loopback(tmp_path: Path) -> None:
-    servers = []
-    try:
-        for i, port in enumerate((28765, 28766), start=1):
-            servers.append(
-                subprocess.Popen(
-                    ["fio", f"--server=ip:127.0.0.{i},{port}"],
-                    cwd=tmp_path,  # a server creates its client's --output file in its cwd
-                    stdout=subprocess.DEVNULL,
-                    stderr=subprocess.DEVNULL,
-                )
-            )
-        time.sleep(0.5)
-        (tmp_path / "hosts").write_text("127.0.0.1,28765\n127.0.0.2,28766\n")
+    # a server creates its client's --output file in its cwd; started once it listens, on
+    # ports no other test (or pytest-xdist worker) uses
+    with fio_servers(tmp_path) as start:
+        servers = [start("127.0.0.1"), start("127.0.0.2")]
+        (tmp_path / "hosts").write_text("".join(f"{s.ip},{s.port}\n" for s in servers))
         job = tmp_path / "job.fio"
         job.write_text(
             "[global]\nioengine=null\nsize=64m\ntime_based=1\nruntime=1\nwrite_iops_log=c\nlog_avg_msec=250\n[cj]\nrw=randread\nnumjobs=2\n"
@@ -323,10 +315,6 @@ def test_client_server_over_loopback(tmp_path: Path) -> None:
             "--output-format=json",
             "--output=cs.json",
         )
-    finally:
-        for s in servers:
-            s.terminate()
-            s.wait()
     result = read_fio_json(tmp_path / "cs.json")
     assert set(result.jobs["hostname"]) == {"127.0.0.1", "127.0.0.2"} and result.jobs.height == 4
     assert result.aggregate["jobname"].to_list() == ["All clients"]

@@ -61,6 +61,9 @@ from ssdlab.formats import Format
 def fan_frame(context):
     return pl.DataFrame({"step_index": [s.record.index for s in context.steps]})
 
+def old_builder(results_dir, manifest):  # written for ssdlab before RunContext
+    return pl.DataFrame()
+
 def read_fan(path):
     return open(path).read()
 
@@ -112,3 +115,24 @@ def test_a_broken_plugin_is_an_error_naming_it(tmp_path: Path) -> None:
         "frame builder 'fan' (ssdlab_fan:no_such_builder, entry point group 'ssdlab.frames')"
         in (proc.stderr)
     )
+
+
+def test_a_plugin_for_another_version_is_one_line_naming_it(tmp_path: Path) -> None:
+    site = _package(tmp_path, "[ssdlab.frames]\nold = ssdlab_fan:old_builder\n")
+    run = str(CORPORA / "telemetry")
+    code = f"import sys; from ssdlab.cli import main; sys.exit(main(['summary', {run!r}]))"
+    proc = _python(site, code)
+    assert proc.returncode == 1 and "Traceback" not in proc.stderr, proc.stderr
+    assert proc.stderr.startswith("error: ") and len(proc.stderr.strip().splitlines()) == 1
+    assert "frame builder 'old' (ssdlab_fan:old_builder) failed: TypeError(" in proc.stderr
+
+
+def test_lazy_public_names_stay_what_they_are() -> None:
+    """``ssdlab.catalog`` is a function on every use, though a submodule has its name."""
+    code = (
+        "import ssdlab\n"
+        "kinds = [type(ssdlab.catalog).__name__ for _ in range(2)]\n"
+        "print(kinds, callable(ssdlab.load), 'catalog' in dir(ssdlab), ssdlab.__version__ > '')"
+    )
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=False)
+    assert proc.stdout.strip() == "['function', 'function'] True True True", proc.stderr

@@ -14,8 +14,9 @@ Names are imported on first use (the runner needs only the steady-state rule).
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from ..lazy import lazy_exports
 
 if TYPE_CHECKING:
     from .compare import ComparisonAnalysis
@@ -93,7 +94,4 @@ __all__ = [
 ]
 
 
-def __getattr__(name: str) -> Any:
-    if name not in _PUBLIC:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    return getattr(importlib.import_module(_PUBLIC[name], __name__), name)
+__getattr__, __dir__ = lazy_exports(__name__, _PUBLIC, globals())

@@ -18,7 +18,7 @@ from dataclasses import dataclass
 import polars as pl
 
 from ..manifest import Manifest
-from ..tables import MB, bs_label, qd_label
+from ..units import MB, bs_label, qd_label
 from ..vocab import MIXED_RW, PURE_RW
 from .figures import mix_sweep, qd_scaling
 from .steps import RUN_KEYS, access_pattern, per_step, read_share, rw_mode

@@ -7,8 +7,9 @@ The readers are imported on first use (``ssdlab.io.text`` needs no polars).
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from ..lazy import lazy_exports
 
 if TYPE_CHECKING:
     from .fio_json import FioJson, read_fio_json
@@ -18,7 +19,4 @@ _PUBLIC = {"FioJson": ".fio_json", "read_fio_json": ".fio_json", "read_fio_log":
 __all__ = ["FioJson", "read_fio_json", "read_fio_log"]
 
 
-def __getattr__(name: str) -> Any:
-    if name not in _PUBLIC:
-        raise AttributeError(f"module 'ssdlab.io' has no attribute {name!r}")
-    return getattr(importlib.import_module(_PUBLIC[name], __name__), name)
+__getattr__, __dir__ = lazy_exports(__name__, _PUBLIC, globals())

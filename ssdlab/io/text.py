@@ -8,6 +8,7 @@ aliases, whose expansion can turn a few lines into gigabytes.
 
 from __future__ import annotations
 
+import json
 import os
 import stat
 import tomllib
@@ -105,3 +106,20 @@ def read_mapping(path: Path, what: str) -> dict[str, Any]:
     if not isinstance(data, dict):
         raise InputError(f"{path}: a {what} must be a mapping of names to values")
     return data
+
+
+def parse_json(text: str, path: Path) -> Any:
+    """Decode ``text`` (the contents of ``path``), raising InputError naming the file."""
+    if not text.strip():
+        raise InputError(f"{path}: empty file")
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise InputError(
+            f"{path}: truncated or malformed JSON at line {exc.lineno}, column {exc.colno}: "
+            f"{exc.msg}"
+        ) from None
+    except ValueError as exc:  # an integer of more than 4300 digits
+        raise InputError(f"{path}: malformed JSON: {exc}") from None
+    except RecursionError:
+        raise InputError(f"{path}: JSON nested too deeply") from None

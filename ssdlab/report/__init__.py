@@ -9,11 +9,11 @@ template draws them with an inlined vega bundle, so the HTML makes no network re
 
 from __future__ import annotations
 
-import importlib
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..errors import ReportError
+from ..lazy import lazy_exports
 from .renderer import enable as enable_renderer
 
 if TYPE_CHECKING:
@@ -46,10 +46,7 @@ _LAZY = {
 }
 
 
-def __getattr__(name: str) -> Any:
-    if name in _LAZY:
-        return getattr(importlib.import_module(_LAZY[name], __name__), name)
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+__getattr__, __dir__ = lazy_exports(__name__, _LAZY, globals())
 
 
 def _title(nb: nbformat.NotebookNode, notebook_path: Path) -> str:

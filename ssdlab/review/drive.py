@@ -17,8 +17,6 @@ from ..analysis.drive import DriveAnalysis
 from ..analysis.steady_state import SteadyState, window_averages
 from ..analysis.tails import MIN_CONSISTENCY_WINDOWS
 from ..tables import (
-    MB,
-    bs_label,
     drive_facts,
     format_bytes,
     format_duration,
@@ -26,6 +24,7 @@ from ..tables import (
     run_facts,
     summary_view,
 )
+from ..units import MB, bs_label
 from .section import Registry, Section, table
 
 NOTEBOOK = "drive_review"

@@ -7,14 +7,13 @@ depending on the version; smartctl adds a ``KEY_s`` string next to values of 2^5
 
 from __future__ import annotations
 
-import json
 import re
 from decimal import Decimal
 from pathlib import Path
 from typing import Any
 
 from ..errors import InputError
-from ..io.text import read_text
+from ..io.text import parse_json, read_text
 
 _DIGITS = re.compile(r"\d+", re.ASCII)
 _LONG_DOUBLE = re.compile(r"\d+\.\d{6}", re.ASCII)  # printf("%Lf")
@@ -67,23 +66,6 @@ def text_or_none(value: Any, where: str) -> str | None:
     if not isinstance(value, (str, int, float)) or isinstance(value, bool):
         raise InputError(f"{where}: expected a string, found {type(value).__name__}")
     return str(value).strip() or None
-
-
-def parse_json(text: str, path: Path) -> Any:
-    """Decode ``text`` (the contents of ``path``), raising InputError naming the file."""
-    if not text.strip():
-        raise InputError(f"{path}: empty file")
-    try:
-        return json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise InputError(
-            f"{path}: truncated or malformed JSON at line {exc.lineno}, column {exc.colno}: "
-            f"{exc.msg}"
-        ) from None
-    except ValueError as exc:  # an integer of more than 4300 digits
-        raise InputError(f"{path}: malformed JSON: {exc}") from None
-    except RecursionError:
-        raise InputError(f"{path}: JSON nested too deeply") from None
 
 
 def load_json_object(path: str | Path, what: str, required: tuple[str, ...]) -> dict[str, Any]:

@@ -132,11 +132,6 @@ ENDURANCE_ITEMS = {
 }
 
 
-def _steps(context: RunContext) -> list[tuple[StepRecord, Path]]:
-    """The loaded steps of a native run and their folders (none for an import)."""
-    return [(s.record, s.dir) for s in context.steps if s.dir is not None]
-
-
 def _trace(context: RunContext) -> pl.DataFrame | None:
     """The run's power trace, None without one."""
     return store.read_trace(context.path)
@@ -155,7 +150,7 @@ def _check_fits(snapshot: SmartRecord) -> None:
 def _snapshots(context: RunContext) -> list[tuple[StepRecord, str, datetime | None, SmartRecord]]:
     """(step, phase, capture time, snapshot) of every SMART snapshot, in run order."""
     found = []
-    for record, step_dir in _steps(context):
+    for record, step_dir in context.folders():
         captures = store.read_captures(step_dir)
         for phase in store.PHASES:
             snapshot = store.step_snapshot(step_dir, phase)
@@ -215,7 +210,10 @@ def _measured_window(step: StepData) -> tuple[float, float] | str:
     for log in step.logs:
         if log.kind != "iops":
             continue
-        frame, meta = read_fio_log(log.path, kind="iops")
+        try:
+            frame, meta = read_fio_log(log.path, kind="iops")
+        except InputError as exc:
+            return str(exc)
         if frame.height and not meta["epoch"]:
             return "fio logs lack epoch timestamps (log_unix_epoch=0)"
         if frame.height:

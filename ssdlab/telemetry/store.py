@@ -29,9 +29,8 @@ import polars as pl
 
 from ..atomic import write_bytes_atomic, write_text_atomic
 from ..errors import InputError
-from ..io.text import read_text
+from ..io.text import parse_json, read_text
 from ..layout import DRIVE_SPEC_NAMES, POWER_DIR, SMART_DIR
-from ._values import parse_json
 from .power import PowerTrace
 from .power.trace import first_line
 from .record import SmartRecord
