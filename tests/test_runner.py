@@ -108,9 +108,11 @@ def test_load_gives_tidy_frames_consistent_with_fio(tiny_run: Path) -> None:
         s.select("step", "direction", "bs_bytes", pl.col("iops").alias("fio_iops")),
         on=["step", "direction"],
     )
-    # every window: bandwidth / IOPS is the block size, and rates are of fio's order
+    # every window: bandwidth / IOPS is the block size, and rates are of fio's order of
+    # magnitude (a unit slip would be 1000x off; how far one window strays from fio's average
+    # depends on how loaded the machine is, so that is not checked here)
     assert (both["bw_bytes_s"] / both["iops"] / both["bs_bytes"] - 1).abs().max() < 0.01
-    assert ((both["iops"] / both["fio_iops"]).is_between(0.5, 1.5)).all()
+    assert ((both["iops"] / both["fio_iops"]).is_between(0.1, 10)).all()
     assert (ts["clat_mean_ns"] > 0).all() and (ts["t_s"] > 0).all()
 
     sums = r.latency_hist.group_by("step", "direction").agg(pl.col("count").sum())
