@@ -47,6 +47,23 @@ def pytest_configure(config: pytest.Config) -> None:
         raise pytest.UsageError("fio is not installed: run the tests with `make test`")
 
 
+def smart_tool(directory: Path) -> Path:
+    """A SMART 'tool' printing the recorded smartctl captures
+    ``tests/fixtures/telemetry/run/capture-1..4.json`` in turn (then 1 again), and logging
+    the device it was given to ``directory/devices``."""
+    captures = ROOT / "tests" / "fixtures" / "telemetry" / "run"
+    script = directory / "fake-smartctl.sh"
+    script.write_text(
+        "#!/bin/sh\n"
+        f'n=$(cat "{directory}/count" 2>/dev/null || echo 0); n=$((n + 1))\n'
+        f'echo "$n" > "{directory}/count"\n'
+        f'echo "$1" >> "{directory}/devices"\n'
+        f'cat "{captures}/capture-$(( (n - 1) % 4 + 1 )).json"\n'
+    )
+    script.chmod(0o755)
+    return script
+
+
 def ssdlab_cli(*args: str | Path, timeout: float = 300) -> subprocess.CompletedProcess[str]:
     """Run the ssdlab command line as a user would."""
     return subprocess.run(

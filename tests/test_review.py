@@ -19,7 +19,7 @@ import polars as pl
 import pytest
 import vl_convert as vlc
 from bs4 import BeautifulSoup
-from conftest import ROOT, ssdlab_cli
+from conftest import ROOT, smart_tool, ssdlab_cli
 
 import ssdlab
 from ssdlab import findings
@@ -98,19 +98,6 @@ FIXTURES = Path(__file__).parent / "fixtures"
 CAPTURES = FIXTURES / "telemetry" / "run"
 WATTS = 7.25
 ACT_LOGS = (("act_storage_1x_30s.log", 10), ("act_storage_us_2x_20s.log", 4))
-
-
-def smart_tool(directory: Path) -> Path:
-    """A SMART 'tool' printing the recorded captures 1, 2, 3, 4, 1, ... one per call."""
-    script = directory / "fake-smartctl.sh"
-    script.write_text(
-        "#!/bin/sh\n"
-        f'n=$(cat "{directory}/count" 2>/dev/null || echo 0); n=$((n + 1))\n'
-        f'echo "$n" > "{directory}/count"\n'
-        f'cat "{CAPTURES}/capture-$(( (n - 1) % 4 + 1 )).json"\n'
-    )
-    script.chmod(0o755)
-    return script
 
 
 @pytest.fixture(scope="module")

@@ -23,7 +23,7 @@ from pathlib import Path
 
 import polars as pl
 import pytest
-from conftest import Loops, needs_loop, ssdlab_cli
+from conftest import Loops, needs_loop, smart_tool, ssdlab_cli
 
 import ssdlab
 from ssdlab.errors import InputError, SsdlabError
@@ -58,20 +58,6 @@ bs = "128k"
 """
 
 
-def smart_script(directory: Path) -> Path:
-    """A SMART 'tool' printing capture-1..4 in turn and logging the device it was given."""
-    script = directory / "fake-smartctl.sh"
-    script.write_text(
-        "#!/bin/sh\n"
-        f'n=$(cat "{directory}/count" 2>/dev/null || echo 0); n=$((n + 1))\n'
-        f'echo "$n" > "{directory}/count"\n'
-        f'echo "$1" >> "{directory}/devices"\n'
-        f'cat "{FIXTURES}/capture-$n.json"\n'
-    )
-    script.chmod(0o755)
-    return script
-
-
 def suite_file(directory: Path, steps: int = 2) -> Path:
     path = directory / "suite.toml"
     text = SUITE if steps == 2 else SUITE[: SUITE.index('[[steps]]\nname = "write-128k"')]
@@ -90,7 +76,7 @@ def telemetry_run(tmp_path_factory: pytest.TempPathFactory) -> Path:
         "--out",
         out,
         "--smart",
-        f"{smart_script(work)} {{device}}",
+        f"{smart_tool(work)} {{device}}",
         "--power",
         f"command:sh -c 'echo {WATTS}'",
         "--power-interval",
@@ -262,7 +248,7 @@ def test_loop_device_command_gets_the_device_and_auto_notes_why_nothing(
     suite = suite_file(tmp_path, steps=1)
     with_command = ssdlab_cli(
         "run", suite, "--out", tmp_path / "cmd", "--target", device, "--destroy-data", name,
-        "--smart", f"{smart_script(tmp_path)} {{device}}",
+        "--smart", f"{smart_tool(tmp_path)} {{device}}",
     )  # fmt: skip
     assert with_command.returncode == 0, with_command.stderr
     assert (tmp_path / "devices").read_text().split() == [device, device]
