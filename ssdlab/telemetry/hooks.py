@@ -56,6 +56,8 @@ from .smart import SMART_FORMATS
 SMART_AUTO = "auto"
 SMART_NONE = "none"
 CAPTURE_TIMEOUT_S = 60.0
+#: seconds a run waits for the power meter's first measurement before its first step
+FIRST_SAMPLE_WAIT_S = 60.0
 SAMPLE_COLUMNS = {"time": "time_s", "power": "power_w"}
 #: the note on each member of a fleet run with ``--smart auto``
 FLEET_SMART_NOTE = (
@@ -228,6 +230,9 @@ class PowerHook(RunHook):
         self.sampler.on_sample = lambda t, w: self._append_line(f"{t!r},{w!r}")
         self.out = out
         self.sampler.start()
+        # the first step starts once the meter has measured: its window is covered from its
+        # start (a measurement may take up to its timeout; a hung one does not stop the run)
+        self.sampler.wait_first(FIRST_SAMPLE_WAIT_S)
 
     def _append_line(self, line: str) -> None:
         assert self._file is not None

@@ -59,6 +59,7 @@ class PeriodicSampler:
         self._last_error: str | None = None
         self._lock = threading.Lock()
         self._stopping = threading.Event()
+        self._measured = threading.Event()  # the first measurement is done (or failed)
         self._thread: threading.Thread | None = None
         self.on_sample: Callable[[float, float], None] | None = None
 
@@ -92,6 +93,7 @@ class PeriodicSampler:
         next_tick = time.monotonic()
         while not self._stopping.is_set():
             self._sample_once()
+            self._measured.set()
             next_tick += self.interval_s
             late = time.monotonic() - next_tick
             if late > 0:  # a slow measurement: skip the ticks it overran
@@ -104,6 +106,11 @@ class PeriodicSampler:
         self._thread = threading.Thread(target=self._run, name="power-sampler", daemon=True)
         self._thread.start()
         return self
+
+    def wait_first(self, timeout_s: float) -> bool:
+        """Wait until the first measurement is done (a slow meter or a loaded machine may
+        take a while); False if ``timeout_s`` passed first."""
+        return self._measured.wait(timeout_s)
 
     def stop(self) -> PowerTrace:
         """Stop sampling (letting a running measurement finish) and return the trace."""
