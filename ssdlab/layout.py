@@ -42,11 +42,6 @@ POWER_DIR = "power"
 FRAMES = "frames"
 
 
-def steps_dir(results_dir: Path) -> Path:
-    """The folder holding a native run's step folders."""
-    return results_dir / STEPS
-
-
 def step_dir(results_dir: Path, record: StepRecord) -> Path:
     """The folder of a native run's step (ValueError for an imported step: it has none)."""
     if record.dir is None:
