@@ -4,21 +4,53 @@ slice by slice into results directories (:class:`TrialTiming` and :func:`fio_set
 trial ACT's defaults), the search for a drive's ACT score, and native logs added to results
 directories (:func:`ssdlab.act.imports.import_act_log`)."""
 
-from .histogram import edge_bin_ns, hist_log_table
-from .latency import ACT_LIMITS, format_table, latency_table, passes
-from .log import ActLog, read_act_log
-from .search import Search, find_score
-from .trials import ActRecord, FioSettings, SliceResult, Trial, native_trial
-from .workload import (
-    ActConfig,
-    DerivedConfig,
-    TrialTiming,
-    derive,
-    fio_jobs,
-    fio_settings,
-    format_derived,
-)
+from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
+from ..lazy import lazy_exports
+
+if TYPE_CHECKING:
+    from .histogram import edge_bin_ns, hist_log_table
+    from .latency import ACT_LIMITS, format_table, latency_table, passes
+    from .log import ActLog, read_act_log
+    from .search import Search, find_score
+    from .trials import ActRecord, FioSettings, SliceResult, Trial, native_trial
+    from .workload import (
+        ActConfig,
+        DerivedConfig,
+        TrialTiming,
+        derive,
+        fio_jobs,
+        fio_settings,
+        format_derived,
+    )
+
+#: public name -> the module that defines it (imported on first use)
+_PUBLIC = {
+    "ACT_LIMITS": ".latency",
+    "ActConfig": ".workload",
+    "ActLog": ".log",
+    "ActRecord": ".trials",
+    "DerivedConfig": ".workload",
+    "FioSettings": ".trials",
+    "Search": ".search",
+    "SliceResult": ".trials",
+    "Trial": ".trials",
+    "TrialTiming": ".workload",
+    "derive": ".workload",
+    "edge_bin_ns": ".histogram",
+    "find_score": ".search",
+    "fio_jobs": ".workload",
+    "fio_settings": ".workload",
+    "format_derived": ".workload",
+    "format_table": ".latency",
+    "hist_log_table": ".histogram",
+    "latency_table": ".latency",
+    "native_trial": ".trials",
+    "passes": ".latency",
+    "read_act_log": ".log",
+}
 __all__ = [
     "ACT_LIMITS",
     "ActConfig",
@@ -43,3 +75,5 @@ __all__ = [
     "passes",
     "read_act_log",
 ]
+
+__getattr__, __dir__ = lazy_exports(__name__, _PUBLIC, globals())
