@@ -47,7 +47,6 @@ from .layout import FRAMES, MANIFEST, frame_file
 from .lock import results_lock
 from .logs import (
     TIMESERIES_KINDS,
-    JobLog,
     JobLogs,
     LogIndex,
     find_job_logs,
@@ -150,13 +149,6 @@ def _reading(path: str) -> str:
     return f"reading per-I/O log {_shown(path)}{size}"
 
 
-@dataclass
-class _Result:
-    path: str
-    rows: FioRows
-    logs: list[JobLog]
-
-
 class _Import:
     """One import's files, what each turned out to be, and its batches of time series:
     a result's logs are read (and checked, their lines counted) as soon as it is parsed,
@@ -165,6 +157,7 @@ class _Import:
     def __init__(
         self,
         files: list[str],
+        dirs: list[str],
         strict: bool,
         on_file: Callable[[int, int], None] | None,
         on_status: Callable[[str], None] | None,
@@ -172,6 +165,7 @@ class _Import:
     ) -> None:
         self.index = LogIndex()
         self.named = {path: self.index.add(path) for path in files}  # the log type a name says
+        self.dirs = dirs  # the roots that are directories, as step names are relative to them
         self.strict = strict
         self.on_file = on_file
         self.on_status = on_status
@@ -181,7 +175,7 @@ class _Import:
         self.partial: dict[str, int] = {}  # log path -> lines cut short and dropped
         self.sniffed: dict[str, str] = {}  # path -> json, log, hist or "" (not fio output)
         self.unknown: dict[str, str] = {}  # path -> why it is not fio output
-        self.results: list[_Result] = []
+        self.results: list[StepData] = []  # imported steps, numbered as found
         self.logs = JobLogs()  # read, not yet handed to the worker
         self.params: list[dict] = []
         self.batches: list[tuple[Future[tuple[pl.DataFrame, dict[str, str]]], JobLogs, list]] = []
@@ -238,8 +232,14 @@ class _Import:
 
     def _result(self, path: str, rows: FioRows) -> None:
         logs = find_job_logs(rows.meta, os.path.dirname(path), self.index)
-        self.results.append(_Result(path, rows, logs))
-        ids = {"step_index": len(self.results)}
+        record = StepRecord(
+            index=len(self.results) + 1,
+            name=_step_name(path, self.dirs),
+            status="ok",
+            sources=[path] + [log.path for log in logs],
+        )
+        self.results.append(StepData(record, rows, logs))
+        ids = {"step_index": record.index}
         self.params += [p | ids for p in log_params(rows.meta, rows.jobs)]
         for log in logs:
             if log.kind in TIMESERIES_KINDS:
@@ -322,7 +322,8 @@ def import_results(
         try:
             with ThreadPoolExecutor(1, thread_name_prefix="ssdlab-import") as pool:
                 files, unreadable = _walk(roots, out_dir)
-                run = _Import(files, strict, on_file, on_status, pool)
+                dirs = [os.path.join(root, "") for root in roots if root.is_dir()]
+                run = _Import(files, dirs, strict, on_file, on_status, pool)
                 try:
                     for path, reason in unreadable.items():
                         run.skip(path, reason)
@@ -352,31 +353,20 @@ def _import(
         if path not in claimed and kind != "json":
             run.skip(path, run.unknown.get(path) or NO_RESULT_NAMES)
 
-    dirs = [os.path.join(root, "") for root in roots if root.is_dir()]
     manifest = Manifest(
         run_id=new_run_id(),
         label=label or ", ".join(p.name for p in roots),
         source="import",
         suite="import",
         suite_description=f"imported from {', '.join(map(str, roots))}",
-        fio_version=", ".join(sorted({r.rows.meta["fio_version"] for r in run.results})),
+        fio_version=", ".join(sorted({s.fio.meta["fio_version"] for s in run.results})),
         ssdlab_version=__version__,
         status="complete",
         started=now(),
         ended=now(),
-        steps=[
-            StepRecord(
-                index=n,
-                name=_step_name(r.path, dirs),
-                status="ok",
-                sources=[r.path] + [log.path for log in r.logs],
-            )
-            for n, r in enumerate(run.results, start=1)
-        ],
+        steps=[s.record for s in run.results],
     )
-    steps = [
-        StepData(rec, r.rows, r.logs) for rec, r in zip(manifest.steps, run.results, strict=True)
-    ]
+    steps = run.results
     frames = core_frames(manifest, steps)
     write_frames(out, frames)  # while the worker sums the last batches
     series = timeseries_frame(manifest, steps, run.timeseries(), frames["summary"])

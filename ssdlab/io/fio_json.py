@@ -26,7 +26,7 @@ from ..errors import InputError
 from ..units import parse_size, percentile_name
 from ..vocab import DIRECTIONS, RW_DIRECTIONS, base_rw
 from .fio_hist import plat_idx_to_val
-from .text import read_bytes
+from .text import json_error, read_bytes
 
 #: fio's default percentile list, as canonical column suffixes (99.9 -> ``p99_9``).
 DEFAULT_PERCENTILES = (1, 5, 10, 20, 30, 40, 50, 60, 70, 80, 90, 95, 99, 99.5, 99.9, 99.95, 99.99)
@@ -71,15 +71,8 @@ def _decode_objects(text: str, path: Path) -> list[dict[str, Any]]:
     while start:
         try:
             obj, pos = decoder.raw_decode(text, start.start())
-        except json.JSONDecodeError as exc:
-            raise InputError(
-                f"{path}: truncated or malformed fio JSON at line {exc.lineno}, column "
-                f"{exc.colno}: {exc.msg}"
-            ) from None
-        except ValueError as exc:  # an integer of more than 4300 digits
-            raise InputError(f"{path}: malformed fio JSON: {exc}") from None
-        except RecursionError:
-            raise InputError(f"{path}: JSON nested too deeply, not fio output") from None
+        except (ValueError, RecursionError) as exc:
+            raise json_error(exc, path, "fio JSON", ", not fio output") from None
         if isinstance(obj, dict):
             objects.append(obj)
         start = _OBJECT_START.search(text, pos)

@@ -108,18 +108,24 @@ def read_mapping(path: Path, what: str) -> dict[str, Any]:
     return data
 
 
+def json_error(
+    exc: ValueError | RecursionError, path: Path, what: str = "JSON", nested: str = ""
+) -> InputError:
+    """The InputError for JSON that ``json`` could not decode (``what``: the kind of JSON
+    expected, ``nested``: said after "JSON nested too deeply")."""
+    if isinstance(exc, json.JSONDecodeError):
+        where = f"line {exc.lineno}, column {exc.colno}"
+        return InputError(f"{path}: truncated or malformed {what} at {where}: {exc.msg}")
+    if isinstance(exc, RecursionError):
+        return InputError(f"{path}: JSON nested too deeply{nested}")
+    return InputError(f"{path}: malformed {what}: {exc}")  # an integer of over 4300 digits
+
+
 def parse_json(text: str, path: Path) -> Any:
     """Decode ``text`` (the contents of ``path``), raising InputError naming the file."""
     if not text.strip():
         raise InputError(f"{path}: empty file")
     try:
         return json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise InputError(
-            f"{path}: truncated or malformed JSON at line {exc.lineno}, column {exc.colno}: "
-            f"{exc.msg}"
-        ) from None
-    except ValueError as exc:  # an integer of more than 4300 digits
-        raise InputError(f"{path}: malformed JSON: {exc}") from None
-    except RecursionError:
-        raise InputError(f"{path}: JSON nested too deeply") from None
+    except (ValueError, RecursionError) as exc:
+        raise json_error(exc, path) from None
