@@ -10,11 +10,16 @@ frame over all runs::
     con.sql("select label, step, iops from summary where direction = 'read'").pl()
     con.table("runs").df()   # pandas
 
-Views: ``runs`` (one row per results directory), ``summary``, ``timeseries``,
-``latency_hist``, ``percentiles``, ``snapshots``, ``rounds``, ``steady_state`` and the
-registered extra frames (``smart``, ``power``, ``act_trials`` ...) that some run has; every
-row carries ``run_id`` and ``results_dir`` (relative to the root). Results directories that
-cannot be loaded are listed in the table ``skipped`` (``results_dir``, ``error``).
+Views: ``runs`` (one row per results directory: the run, its host, and the drive with typed
+columns: ``capacity_bytes`` BIGINT, ``logical_block_bytes``/``physical_block_bytes``
+INTEGER, ``model``, ``serial``, ``firmware``, ``transport``, the target's path, kind and
+bytes), ``summary``, ``timeseries``, ``latency_hist``, ``percentiles``, ``snapshots``,
+``rounds``, ``steady_state`` and every registered extra frame: ``smart``, ``waf``,
+``power``, ``power_trace``, ``endurance``, ``act_trials``, ``act_slices`` and plug-ins'. A
+frame no run has is still a view, empty, with its columns and types, so a query over
+``power`` or ``act_trials`` works on any catalog. Every row carries ``run_id`` and
+``results_dir`` (relative to the root). Results directories that cannot be loaded are listed
+in the table ``skipped`` (``results_dir``, ``error``).
 """
 
 from __future__ import annotations
@@ -35,6 +40,39 @@ from .results import FRAME_BUILDERS, Results, load
 
 CATALOG_DIR = ".ssdlab-catalog"
 DATABASE = "catalog.duckdb"
+#: the layout of the cached frames; a change rebuilds every cache
+CATALOG_FORMAT = 2
+#: the file in each frame's folder holding its columns (no rows), so that it has a view
+EMPTY = "_empty.parquet"
+#: the ``runs`` view: one row per results directory, the drive's columns typed
+RUNS_SCHEMA: dict[str, pl.DataType | type[pl.DataType]] = {
+    "run_id": pl.String,
+    "label": pl.String,
+    "results_dir": pl.String,
+    "path": pl.String,
+    "source": pl.String,
+    "suite": pl.String,
+    "status": pl.String,
+    "started": pl.Datetime("us", "UTC"),
+    "ended": pl.Datetime("us", "UTC"),
+    "host": pl.String,
+    "model": pl.String,
+    "serial": pl.String,
+    "firmware": pl.String,
+    "transport": pl.String,
+    "capacity_bytes": pl.Int64,
+    "logical_block_bytes": pl.Int32,
+    "physical_block_bytes": pl.Int32,
+    "target_path": pl.String,
+    "target_kind": pl.String,
+    "target_bytes": pl.Int64,
+    "temporary_target": pl.Boolean,
+    "scale": pl.Float64,
+    "fio_version": pl.String,
+    "ssdlab_version": pl.String,
+    "steps": pl.Int64,
+    "steps_ok": pl.Int64,
+}
 CORE_FRAMES = (
     "summary",
     "timeseries",
@@ -74,33 +112,48 @@ def _key(root: Path, results_dir: Path) -> str:
     stat = (results_dir / MANIFEST).stat()
     builders = ",".join(f"{k}={FRAME_BUILDERS.origin(k)}" for k in sorted(FRAME_BUILDERS))
     text = f"{results_dir.relative_to(root)}|{stat.st_mtime_ns}|{stat.st_size}|{__version__}"
+    text += f"|{CATALOG_FORMAT}"
     return hashlib.sha1(f"{text}|{builders}".encode()).hexdigest()[:16]
+
+
+def _int(value: object) -> int | None:
+    return int(value) if isinstance(value, int | float) and not isinstance(value, bool) else None
 
 
 def _run_row(results: Results, relative: str) -> pl.DataFrame:
     m = results.manifest
-    device = (m.target.device or {}) if m.target else {}
-    return pl.DataFrame(
-        [
-            {
-                "run_id": m.run_id,
-                "label": m.label,
-                "results_dir": relative,
-                "path": str(results.path.resolve()),
-                "source": m.source,
-                "suite": m.suite,
-                "status": m.status,
-                "started": m.started,
-                "ended": m.ended,
-                "host": m.host.hostname if m.host else None,
-                "model": device.get("model"),
-                "serial": device.get("serial"),
-                "firmware": device.get("firmware"),
-                "fio_version": m.fio_version,
-                "steps": len(m.steps),
-            }
-        ]
-    )
+    target = m.target
+    device = (target.device or {}) if target else {}
+    block = target is not None and target.kind == "block"
+    row = {
+        "run_id": m.run_id,
+        "label": m.label,
+        "results_dir": relative,
+        "path": str(results.path.resolve()),
+        "source": m.source,
+        "suite": m.suite,
+        "status": m.status,
+        "started": m.started,
+        "ended": m.ended,
+        "host": m.host.hostname if m.host else None,
+        "model": device.get("model"),
+        "serial": device.get("serial"),
+        "firmware": device.get("firmware"),
+        "transport": device.get("transport"),
+        "capacity_bytes": _int(device.get("size_bytes")) or (target.size_bytes if block else None),
+        "logical_block_bytes": _int(device.get("logical_block_bytes")),
+        "physical_block_bytes": _int(device.get("physical_block_bytes")),
+        "target_path": target.path if target else None,
+        "target_kind": target.kind if target else None,
+        "target_bytes": target.size_bytes if target else None,
+        "temporary_target": target.temporary if target else None,
+        "scale": m.scale,
+        "fio_version": m.fio_version or None,
+        "ssdlab_version": m.ssdlab_version or None,
+        "steps": len(m.steps),
+        "steps_ok": sum(s.status == "ok" for s in m.steps),
+    }
+    return pl.DataFrame([row], schema=RUNS_SCHEMA)
 
 
 def _frames(results: Results, relative: str) -> dict[str, pl.DataFrame]:
@@ -108,11 +161,9 @@ def _frames(results: Results, relative: str) -> dict[str, pl.DataFrame]:
     frames = {name: getattr(results, name) for name in CORE_FRAMES} | results.extra
     tagged = {}
     for name, frame in frames.items():
-        if not frame.height:
-            continue
         if "run_id" not in frame.columns:
-            frame = frame.with_columns(run_id=pl.lit(results.manifest.run_id))
-        tagged[name] = frame.with_columns(results_dir=pl.lit(relative))
+            frame = frame.with_columns(run_id=pl.lit(results.manifest.run_id, pl.String))
+        tagged[name] = frame.with_columns(results_dir=pl.lit(relative, pl.String))
     return tagged | {"runs": _run_row(results, relative)}
 
 
@@ -130,7 +181,7 @@ def sync(root: Path | str) -> tuple[Path, list[tuple[str, str]]]:
     current = {d: _key(root, d) for d in find_results(root)}
     valid = set(current.values())
     for stale in frames_dir.glob("*/*.parquet"):
-        if stale.stem not in valid:
+        if stale.stem not in valid and stale.name != EMPTY:
             stale.unlink()
     skipped = []
     for results_dir, key in current.items():
@@ -145,7 +196,13 @@ def sync(root: Path | str) -> tuple[Path, list[tuple[str, str]]]:
         frames = _frames(results, relative)
         runs = frames.pop("runs")
         for name, frame in frames.items():
-            _write_parquet(frame, frames_dir / name / f"{key}.parquet")
+            if frame.height:
+                _write_parquet(frame, frames_dir / name / f"{key}.parquet")
+            empty = frames_dir / name / EMPTY  # the frame's columns, for a view without rows
+            if not empty.is_file() or frame.height == 0:
+                _write_parquet(frame.clear(), empty)
+        if not (frames_dir / "runs" / EMPTY).is_file():
+            _write_parquet(runs.clear(), frames_dir / "runs" / EMPTY)
         _write_parquet(runs, frames_dir / "runs" / f"{key}.parquet")  # last: marks it complete
     return frames_dir, skipped
 

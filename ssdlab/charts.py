@@ -9,11 +9,12 @@ returns an altair chart with titles, units and tooltips. Inputs are aggregated t
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from typing import Any
 
 import altair as alt
 import polars as pl
 
-from .analysis import SteadyState
+from .analysis import SteadyState, quoted_mix
 
 MAX_POINTS = 5000
 WIDTH = 640
@@ -26,6 +27,26 @@ DIRECTION_COLORS = alt.Scale(
     domain=["read", "write", "trim"], range=["#1f77b4", "#d62728", "#7f7f7f"]
 )
 QD_AXIS_TITLE = "Queue depth (iodepth × jobs)"
+#: tick labels closer than this (px) to the previous one kept are dropped
+LABEL_GAP = 8
+#: at most one tick (and label) per this many px of a quantitative axis
+TICK_PX = 64
+
+
+def axis(length: int | None = None, **options: Any) -> alt.Axis:
+    """The axis every chart here uses, so tick labels never collide ("10,00020,000").
+
+    Labels that would come closer than :data:`LABEL_GAP` px to a label already drawn are
+    dropped (greedily: the first, last and every other label survive first), and an axis
+    ``length`` px long asks for at most one tick per :data:`TICK_PX` px, so thousands-separated
+    figures fit; ``options`` (title, values, format, labelAngle...) add to these or override
+    them. Vega applies the overlap rule with the fonts it draws, in the browser and in the
+    static SVG alike.
+    """
+    settings: dict[str, Any] = {"labelOverlap": "greedy", "labelSeparation": LABEL_GAP}
+    if length is not None and "values" not in options:
+        settings["tickCount"] = max(2, int(length) // TICK_PX)
+    return alt.Axis(**(settings | options))
 
 
 def _step_order(frame: pl.DataFrame) -> list[str]:
@@ -91,8 +112,8 @@ def iops_by_step(summary: pl.DataFrame) -> alt.Chart:
         alt.Chart(data)
         .mark_bar()
         .encode(
-            y=alt.Y("step:N", sort=_step_order(summary), title=None),
-            x=alt.X("iops:Q", title="IOPS", stack="zero"),
+            y=alt.Y("step:N", sort=_step_order(summary), title=None, axis=axis()),
+            x=alt.X("iops:Q", title="IOPS", stack="zero", axis=axis(WIDTH - 120)),
             color=alt.Color("direction:N", scale=DIRECTION_COLORS, title="Direction"),
             tooltip=[
                 alt.Tooltip("step:N", title="Step"),
@@ -133,8 +154,13 @@ def latency_by_step(summary: pl.DataFrame) -> alt.Chart:
         alt.Chart(data.select("row", "stat", "us"))
         .mark_point(filled=True, size=60)
         .encode(
-            y=alt.Y("row:N", sort=order, title=None),
-            x=alt.X("us:Q", scale=alt.Scale(type="log"), title="Completion latency (µs, log)"),
+            y=alt.Y("row:N", sort=order, title=None, axis=axis()),
+            x=alt.X(
+                "us:Q",
+                scale=alt.Scale(type="log"),
+                title="Completion latency (µs, log)",
+                axis=axis(WIDTH - 120),
+            ),
             color=alt.Color("stat:N", sort=list(LATENCY_STATS.values()), title="Statistic"),
             shape=alt.Shape("stat:N", sort=list(LATENCY_STATS.values()), legend=None),
             tooltip=[
@@ -178,7 +204,7 @@ def qd_scaling(
         "qd:Q",
         scale=alt.Scale(type="log", base=2),
         title=QD_AXIS_TITLE,
-        axis=alt.Axis(values=qds, format="d"),
+        axis=axis(values=qds, format="d"),
     )
     color = _series_color(order)
     tooltip = [
@@ -190,7 +216,7 @@ def qd_scaling(
     ]
     base = alt.Chart(data).encode(x=x, color=color, tooltip=tooltip)
     line = base.mark_line(point=True).encode(
-        y=alt.Y("value:Q", title=metric), strokeWidth=_stroke(subject)
+        y=alt.Y("value:Q", title=metric, axis=axis()), strokeWidth=_stroke(subject)
     )
     marked = base.transform_filter(alt.datum.at_95).encode(y="value:Q")
     layers = [line, marked.mark_point(shape="diamond", size=180, filled=True, opacity=1)]
@@ -209,7 +235,12 @@ def qd_scaling(
         .mark_line(point=True)
         .encode(
             x=x,
-            y=alt.Y("us:Q", scale=alt.Scale(type="log"), title="Completion latency (µs, log)"),
+            y=alt.Y(
+                "us:Q",
+                scale=alt.Scale(type="log"),
+                title="Completion latency (µs, log)",
+                axis=axis(),
+            ),
             color=color,
             strokeDash=alt.StrokeDash("stat:N", legend=None, sort=["mean", "p99"]),
             strokeWidth=_stroke(subject),
@@ -233,8 +264,8 @@ def mix_sweep(
     subject: str | None = None,
     order: Sequence[str] | None = None,
 ) -> alt.HConcatChart:
-    """Throughput over the read share (100 % to 0 %) per ``series`` (in ``order``), the 70/30
-    point ringed, beside the sweep averages.
+    """Throughput over the read share (100 % to 0 %) per ``series`` (in ``order``), the mix
+    a review quotes ringed (:func:`~ssdlab.analysis.quoted_mix`), beside the sweep averages.
 
     ``steps``: ``series``, ``read_pct``, ``value``, ``metric``; ``sweeps``: ``series``, ``avg``.
     """
@@ -246,7 +277,7 @@ def mix_sweep(
         "read_pct:Q",
         scale=alt.Scale(domain=[100, 0]),
         title="Read share (%)",
-        axis=alt.Axis(values=sorted(data["read_pct"].unique().to_list())),
+        axis=axis(values=sorted(data["read_pct"].unique().to_list())),
     )
     tooltip = [
         alt.Tooltip("series:N", title="Sweep"),
@@ -255,10 +286,11 @@ def mix_sweep(
     ]
     base = alt.Chart(data).encode(x=x, color=color, tooltip=tooltip)
     lines = base.mark_line(point=True).encode(
-        y=alt.Y("value:Q", title=metric), strokeWidth=_stroke(subject)
+        y=alt.Y("value:Q", title=metric, axis=axis()), strokeWidth=_stroke(subject)
     )
+    quoted = quoted_mix(data["read_pct"].to_list())
     ring = (
-        base.transform_filter(alt.datum.read_pct == 70)
+        base.transform_filter(alt.datum.read_pct == (quoted if quoted is not None else -1))
         .mark_point(size=260, strokeWidth=2.5, filled=False)
         .encode(y="value:Q")
     )
@@ -269,8 +301,8 @@ def mix_sweep(
         alt.Chart(sweeps.select("series", "avg"))
         .mark_bar()
         .encode(
-            y=alt.Y("series:N", sort=order, title=None, axis=alt.Axis(labelLimit=180)),
-            x=alt.X("avg:Q", title=f"Average {metric}"),
+            y=alt.Y("series:N", sort=order, title=None, axis=axis(labelLimit=180)),
+            x=alt.X("avg:Q", title=f"Average {metric}", axis=axis(HALF - 140)),
             color=alt.condition(alt.datum.series == subject, alt.value(ACCENT), color)
             if subject
             else color,
@@ -284,95 +316,439 @@ def mix_sweep(
     text = averages.mark_text(align="left", dx=3, fontSize=10).encode(
         text=alt.Text("avg:Q", format=",.0f"), color=alt.value("#1b2129")
     )
+    ringed = f"Ring: the {quoted}/{100 - quoted} read/write point" if quoted is not None else ""
     return alt.hconcat(averages + text, sweep_chart).properties(
-        title=alt.Title(title, subtitle="Ring: the 70/30 read/write point")
+        title=alt.Title(title, subtitle=ringed)
     )
 
 
-def steady_state(rounds: pl.DataFrame, state: SteadyState, title: str, unit: str) -> alt.LayerChart:
-    """Tracked variable per round; over the measurement window its average, the ±10 % and
-    ±20 % bands and the least-squares line (the SNIA PTS steady-state plot)."""
-    points = rounds.select("round", "value", "in_window").with_columns(
-        series=pl.when("in_window")
-        .then(pl.lit("Measurement window"))
-        .otherwise(pl.lit("Round before the window"))
+#: the measurement-window plot's lines and bands, in legend order, with their colours
+WINDOW_GUIDES = {
+    "Round value": "#5d6875",
+    "Window average": "#1b2129",
+    "Least-squares fit": "#c0392b",
+    "Allowed data excursion (20 % of the average)": "#e08e0b",
+    "Allowed slope excursion (10 % of the average)": "#2e8540",
+}
+
+
+def steady_state(state: SteadyState, title: str, unit: str) -> alt.LayerChart:
+    """The SNIA PTS measurement-window plot of a determination ``state`` (in display units):
+    the window's rounds, their average and least-squares line, and the two limits as bands.
+
+    The data-excursion band is as wide as the allowed excursion (20 % of the average) and
+    centred between the window's extremes: every round lies inside it exactly when the data
+    excursion is within the limit. The slope-excursion band (dashed) is as wide as the
+    allowed slope excursion (10 % of the average), centred on the average: the fit line
+    stays inside it exactly when the slope excursion is within the limit (see
+    :attr:`SteadyState.data_band` and :attr:`SteadyState.slope_band`).
+    """
+    rounds = list(state.rounds)
+    first, last = rounds[0], rounds[-1]
+    names = list(WINDOW_GUIDES)
+    color_scale = alt.Scale(domain=names, range=list(WINDOW_GUIDES.values()))
+    # one legend for every layer: lines at full strength (not the band's faint fill)
+    legend = alt.Legend(
+        orient="bottom",
+        columns=2,
+        labelLimit=360,
+        symbolType="stroke",
+        symbolOpacity=1,
+        symbolStrokeWidth=4,
     )
-    layers = []
-    if state.mean is not None and state.rounds:
-        first, last = state.rounds[0], state.rounds[-1]
-        lines = [
-            ("Window average", "", state.mean, state.mean),
-            ("±10 % of average", "upper", 1.1 * state.mean, 1.1 * state.mean),
-            ("±10 % of average", "lower", 0.9 * state.mean, 0.9 * state.mean),
-            ("±20 % of average", "upper", 1.2 * state.mean, 1.2 * state.mean),
-            ("±20 % of average", "lower", 0.8 * state.mean, 0.8 * state.mean),
-        ]
-        if state.slope is not None and state.intercept is not None:
-            fit = (state.slope * first + state.intercept, state.slope * last + state.intercept)
-            lines.append(("Least-squares fit", "", *fit))
-        guide = pl.DataFrame(
-            [
-                (name, part, r, y)
-                for name, part, y0, y1 in lines
-                for r, y in ((first, y0), (last, y1))
-            ],
-            schema=["line", "part", "round", "value"],
-            orient="row",
+    x = alt.X(
+        "round:Q",
+        title="Round",
+        scale=alt.Scale(domain=[first - 0.25, last + 0.25], nice=False),
+        axis=axis(values=rounds, format="d"),
+    )
+    y_title = f"{unit}"
+    layers: list[alt.Chart] = []
+    data_band, slope_band = state.data_band, state.slope_band
+    if data_band is not None:
+        band = pl.DataFrame(
+            {
+                "guide": [names[3]],
+                "round": [float(first)],
+                "round2": [float(last)],
+                "low": [data_band[0]],
+                "high": [data_band[1]],
+            }
         )
-        names = ["Window average", "±10 % of average", "±20 % of average", "Least-squares fit"]
         layers.append(
-            alt.Chart(guide)
-            .mark_line()
+            alt.Chart(band)
+            .mark_rect(opacity=0.16)
             .encode(
-                x="round:Q",
-                y="value:Q",
-                detail="part:N",
-                color=alt.Color(
-                    "line:N",
-                    title=None,
-                    sort=names,
-                    legend=alt.Legend(orient="bottom"),
-                    scale=alt.Scale(
-                        domain=names, range=["#1b2129", "#e08e0b", "#c0392b", "#2e8540"]
-                    ),
-                ),
-                strokeDash=alt.StrokeDash(
-                    "line:N",
-                    sort=names,
-                    legend=None,
-                    scale=alt.Scale(domain=names, range=[[1, 0], [6, 3], [2, 2], [1, 0]]),
-                ),
+                x=x,
+                x2="round2:Q",
+                y=alt.Y("low:Q", title=y_title, scale=alt.Scale(zero=False), axis=axis()),
+                y2="high:Q",
+                color=alt.Color("guide:N", scale=color_scale, title=None, legend=legend),
                 tooltip=[
-                    alt.Tooltip("line:N", title="Line"),
-                    alt.Tooltip("value:Q", title=unit, format=",.1f"),
+                    alt.Tooltip("guide:N", title="Band"),
+                    alt.Tooltip("low:Q", title=f"From ({unit})", format=",.4~r"),
+                    alt.Tooltip("high:Q", title=f"To ({unit})", format=",.4~r"),
                 ],
             )
         )
-    tracked = (
+    lines: list[tuple[str, str, float, float]] = []
+    if state.mean is not None:
+        lines.append((names[1], "", state.mean, state.mean))
+    fit_first, fit_last = state.fit(first), state.fit(last)
+    if fit_first is not None and fit_last is not None:
+        lines.append((names[2], "", fit_first, fit_last))
+    if slope_band is not None:
+        lines += [
+            (names[4], "lower", slope_band[0], slope_band[0]),
+            (names[4], "upper", slope_band[1], slope_band[1]),
+        ]
+    if lines:
+        guide = pl.DataFrame(
+            [
+                (name, part, float(r), y)
+                for name, part, y0, y1 in lines
+                for r, y in ((first, y0), (last, y1))
+            ],
+            schema=["guide", "part", "round", "value"],
+            orient="row",
+        )
+        layers.append(
+            alt.Chart(guide)
+            .mark_line(strokeWidth=2)
+            .encode(
+                x=x,
+                y=alt.Y("value:Q", title=y_title, scale=alt.Scale(zero=False), axis=axis()),
+                detail="part:N",
+                color=alt.Color(
+                    "guide:N",
+                    scale=color_scale,
+                    title=None,
+                    legend=legend,
+                ),
+                strokeDash=alt.condition(
+                    alt.datum.guide == names[4], alt.value([6, 4]), alt.value([1, 0])
+                ),
+                tooltip=[
+                    alt.Tooltip("guide:N", title="Line"),
+                    alt.Tooltip("round:Q", title="Round", format="d"),
+                    alt.Tooltip("value:Q", title=unit, format=",.4~r"),
+                ],
+            )
+        )
+    points = pl.DataFrame(
+        {"guide": names[0], "round": [float(r) for r in rounds], "value": list(state.values)}
+    )
+    layers.append(
         alt.Chart(points)
-        .mark_line(point=alt.OverlayMarkDef(size=70, filled=True), color="#5d6875")
+        .mark_line(point=alt.OverlayMarkDef(size=80, filled=True))
         .encode(
-            x=alt.X(
-                "round:Q",
-                title="Round",
-                axis=alt.Axis(values=rounds["round"].to_list(), format="d"),
-            ),
-            y=alt.Y("value:Q", title=unit, scale=alt.Scale(zero=False)),
+            x=x,
+            y=alt.Y("value:Q", title=y_title, scale=alt.Scale(zero=False), axis=axis()),
+            color=alt.Color("guide:N", scale=color_scale, title=None, legend=legend),
             tooltip=[
-                alt.Tooltip("round:Q", title="Round"),
-                alt.Tooltip("value:Q", title=unit, format=",.1f"),
-                alt.Tooltip("series:N", title=" "),
+                alt.Tooltip("round:Q", title="Round", format="d"),
+                alt.Tooltip("value:Q", title=unit, format=",.4~r"),
             ],
         )
     )
-    window = tracked.transform_filter(alt.datum.in_window).mark_point(
-        size=90, filled=True, color=ACCENT, opacity=1
+    subtitle = (
+        "Steady when every round lies in the shaded data band and the fit line stays "
+        "between the dashed slope lines."
+        if data_band is not None
+        else "Too few rounds for the steady-state figures."
     )
+    return alt.layer(*layers).properties(
+        width=WIDTH - 60, height=280, title=alt.Title(title, subtitle=subtitle)
+    )
+
+
+def convergence(
+    cells: pl.DataFrame,
+    title: str,
+    unit: str,
+    *,
+    window: tuple[int, int] | None = None,
+    default_group: str | None = None,
+    group_title: str = "R/W mix",
+) -> alt.LayerChart:
+    """The SNIA PTS convergence plot: each cell's value per round, one line per ``series``
+    (in the frame's order); the tracked cell's line (``tracked``) drawn heavier, the
+    measurement window (first and last round) shaded. With several ``group`` values (R/W
+    mixes), a menu under the chart picks the group shown, ``default_group`` first.
+
+    ``cells``: ``round``, ``value``, ``series``, ``group``, ``tracked``.
+    """
+    data = cells.select("round", "value", "series", "group", "tracked").filter(
+        pl.col("value").is_not_null()
+    )
+    order = data["series"].unique(maintain_order=True).to_list()
+    groups = data["group"].unique(maintain_order=True).to_list()
+    positive = data.filter(pl.col("value") > 0)["value"]
+    spread = (positive.max() / positive.min()) if positive.len() else 1.0
+    log = spread is not None and spread > 20
+    rounds = sorted(data["round"].unique().to_list())
+    x_scale = alt.Scale(domain=[0.5, max(rounds) + 0.5], nice=False)
+    x = alt.X(
+        "round:Q",
+        title="Round",
+        scale=x_scale,
+        axis=axis(WIDTH - 60, values=rounds if len(rounds) <= 30 else None, format="d"),
+    )
+    y = alt.Y(
+        "value:Q",
+        title=f"{unit} (log)" if log else unit,
+        scale=alt.Scale(type="log") if log else alt.Scale(zero=False),
+        axis=axis(),
+    )
+    lines = (
+        alt.Chart(data)
+        .mark_line(point=alt.OverlayMarkDef(size=40, filled=True))
+        .encode(
+            x=x,
+            y=y,
+            color=alt.Color(
+                "series:N",
+                sort=order,
+                title=None,
+                scale=alt.Scale(scheme="tableau10"),
+                legend=alt.Legend(orient="right", labelLimit=200) if len(order) > 1 else None,
+            ),
+            strokeWidth=alt.condition(alt.datum.tracked, alt.value(3.5), alt.value(1.6)),
+            tooltip=[
+                alt.Tooltip("series:N", title="Cell"),
+                alt.Tooltip("group:N", title=group_title),
+                alt.Tooltip("round:Q", title="Round", format="d"),
+                alt.Tooltip("value:Q", title=unit, format=",.4~r"),
+            ],
+        )
+    )
+    subtitle = ["Heavy line: the tracked cell; shaded: the measurement window."]
+    if len(groups) > 1:
+        pick = alt.param(
+            name="group",
+            value=default_group if default_group in groups else groups[0],
+            bind=alt.binding_select(options=groups, name=f"{group_title}: "),
+        )
+        lines = lines.add_params(pick).transform_filter(alt.datum.group == pick)
+        subtitle.append(f"Pick the {group_title} in the menu under the chart.")
+    layers: list[alt.Chart] = []
+    if window is not None:
+        shade = pl.DataFrame({"start": [window[0] - 0.5], "end": [window[1] + 0.5]})
+        layers.append(
+            alt.Chart(shade)
+            .mark_rect(color="#e8eef5")
+            .encode(x=alt.X("start:Q", scale=x_scale), x2="end:Q")
+        )
+    return alt.layer(*layers, lines).properties(
+        width=WIDTH - 60, height=280, title=alt.Title(title, subtitle=subtitle)
+    )
+
+
+def by_block_size(cells: pl.DataFrame, title: str, unit: str, *, log: bool = True) -> alt.Chart:
+    """The SNIA PTS 2D plot: a value against block size, one line per ``series`` (R/W mix);
+    click a legend entry to pick a line out.
+
+    ``cells``: ``block`` (label), ``bs_bytes``, ``series``, ``value``.
+    """
+    data = cells.select("block", "bs_bytes", "series", "value").filter(pl.col("value") > 0)
+    blocks = data.sort("bs_bytes")["block"].unique(maintain_order=True).to_list()
+    order = cells["series"].unique(maintain_order=True).to_list()
+    pick = alt.selection_point(fields=["series"], bind="legend")
     return (
-        alt.layer(*layers, tracked, window)
-        .resolve_scale(color="independent")
-        .properties(width=WIDTH - 60, height=280, title=title)
+        alt.Chart(data)
+        .mark_line(point=alt.OverlayMarkDef(size=50, filled=True))
+        .encode(
+            x=alt.X("block:O", sort=blocks, title="Block size", axis=axis(labelAngle=0)),
+            y=alt.Y(
+                "value:Q",
+                title=f"{unit} (log)" if log else unit,
+                scale=alt.Scale(type="log") if log else alt.Scale(zero=True),
+                axis=axis(),
+            ),
+            color=alt.Color(
+                "series:N",
+                sort=order,
+                title="R/W mix",
+                scale=alt.Scale(scheme="tableau10"),
+                legend=alt.Legend(orient="right"),
+            ),
+            opacity=alt.condition(pick, alt.value(1.0), alt.value(0.15)),
+            tooltip=[
+                alt.Tooltip("series:N", title="R/W mix"),
+                alt.Tooltip("block:O", title="Block size"),
+                alt.Tooltip("value:Q", title=unit, format=",.4~r"),
+            ],
+        )
+        .add_params(pick)
+        .properties(width=WIDTH - 140, height=300, title=title)
     )
+
+
+def matrix_heatmap(cells: pl.DataFrame, title: str, unit: str) -> alt.LayerChart:
+    """The SNIA PTS 3D plot as a heatmap: block size (rows, small on top) x R/W mix
+    (columns, writes left), shaded by the value on a log scale and written in each cell.
+
+    ``cells``: ``block`` (label), ``bs_bytes``, ``series`` (R/W mix), ``read_pct``,
+    ``value``.
+    """
+    data = cells.select("block", "bs_bytes", "series", "read_pct", "value").filter(
+        pl.col("value") > 0
+    )
+    blocks = data.sort("bs_bytes")["block"].unique(maintain_order=True).to_list()
+    mixes = data.sort("read_pct")["series"].unique(maintain_order=True).to_list()
+    high = data["value"].max() or 1.0
+    low = data["value"].min() or 1.0
+    middle = (high * low) ** 0.5
+    base = alt.Chart(data).encode(
+        x=alt.X(
+            "series:O",
+            sort=mixes,
+            title="R/W mix (read/write %)",
+            axis=axis(orient="top", labelAngle=0),
+        ),
+        y=alt.Y("block:O", sort=blocks, title="Block size", axis=axis()),
+        tooltip=[
+            alt.Tooltip("block:O", title="Block size"),
+            alt.Tooltip("series:O", title="R/W mix"),
+            alt.Tooltip("value:Q", title=unit, format=",.4~r"),
+        ],
+    )
+    cells_mark = base.mark_rect().encode(
+        color=alt.Color(
+            "value:Q",
+            title=unit,
+            scale=alt.Scale(type="log", scheme="blues"),
+            legend=alt.Legend(format="~s", orient="right"),
+        )
+    )
+    text = base.mark_text(fontSize=11).encode(
+        text=alt.Text("value:Q", format=",.0f" if low >= 100 else ",.3~r"),
+        color=alt.condition(alt.datum.value > middle, alt.value("white"), alt.value("#1b2129")),
+    )
+    return (cells_mark + text).properties(width=alt.Step(72), height=alt.Step(28), title=title)
+
+
+#: bars narrower than this (px) carry no value label: it would not fit
+LABELLED_BAR_PX = 44
+
+
+def grouped_bars(
+    cells: pl.DataFrame,
+    title: str,
+    unit: str,
+    *,
+    series_title: str = "R/W mix",
+    panel_width: int = WIDTH - 160,
+    log: bool = False,
+) -> alt.LayerChart | alt.Chart:
+    """Bars per block size, one per ``series`` side by side (the SNIA PTS throughput and
+    response-time plots); the value is written above each bar when bars are at least
+    :data:`LABELLED_BAR_PX` wide, so the figures never run into each other. On a ``log``
+    axis the values are dots (a bar has no zero to stand on there).
+
+    ``cells``: ``block`` (label), ``bs_bytes``, ``series``, ``value``.
+    """
+    data = cells.select("block", "bs_bytes", "series", "value").filter(
+        pl.col("value").is_not_null()
+    )
+    blocks = data.sort("bs_bytes")["block"].unique(maintain_order=True).to_list()
+    order = cells["series"].unique(maintain_order=True).to_list()
+    base = alt.Chart(data).encode(
+        x=alt.X("block:N", sort=blocks, title="Block size", axis=axis(labelAngle=0)),
+        xOffset=alt.XOffset("series:N", sort=order),
+        y=alt.Y(
+            "value:Q",
+            title=f"{unit} (log)" if log else unit,
+            scale=alt.Scale(type="log") if log else alt.Scale(zero=True),
+            axis=axis(),
+        ),
+        tooltip=[
+            alt.Tooltip("block:N", title="Block size"),
+            alt.Tooltip("series:N", title=series_title),
+            alt.Tooltip("value:Q", title=unit, format=",.4~r"),
+        ],
+    )
+    # bars need a zero to stand on, which a log axis lacks: there each value is a dot
+    marks = base.mark_point(filled=True, size=90, opacity=1) if log else base.mark_bar()
+    bars = marks.encode(
+        color=alt.Color(
+            "series:N",
+            sort=order,
+            title=series_title,
+            scale=alt.Scale(scheme="tableau10"),
+            legend=alt.Legend(orient="bottom"),
+        )
+    )
+    bar_px = panel_width / max(1, len(blocks) * len(order))
+    if log or bar_px < LABELLED_BAR_PX:
+        return bars.properties(width=panel_width, height=240, title=title)
+    text = base.mark_text(dy=-6, fontSize=10, color="#1b2129").encode(
+        text=alt.Text("value:Q", format=",.4~r")
+    )
+    return (bars + text).properties(width=panel_width, height=240, title=title)
+
+
+def write_saturation(
+    series: pl.DataFrame, title: str, capacity_bytes: int | None = None
+) -> alt.HConcatChart:
+    """The SNIA PTS write-saturation plots: IOPS per log window against time and against
+    the total data written, with each capacity written marked (1x, 2x, ...).
+
+    ``series``: ``t_s``, ``iops``, ``written_bytes``.
+    """
+    longest = series["t_s"].max() or 0
+    unit, seconds = ("h", 3600) if longest >= 7200 else ("min", 60) if longest >= 600 else ("s", 1)
+    total = series["written_bytes"].max() or 0
+    scale_bytes, size_unit = (1e12, "TB") if total >= 2e12 else (1e9, "GB")
+    data = thin(series.with_columns(k=pl.lit(0)), ["k"], "t_s", ["iops", "written_bytes"]).select(
+        "iops",
+        time=pl.col("t_s") / seconds,
+        written=pl.col("written_bytes") / scale_bytes,
+    )
+    tooltip = [
+        alt.Tooltip("time:Q", title=f"Time ({unit})", format=",.4~r"),
+        alt.Tooltip("written:Q", title=f"Written ({size_unit})", format=",.4~r"),
+        alt.Tooltip("iops:Q", title="IOPS", format=",.0f"),
+    ]
+
+    def panel(field: str, axis_title: str) -> alt.Chart:
+        return (
+            alt.Chart(data)
+            .mark_line(point=alt.OverlayMarkDef(size=12, filled=True), color=ACCENT)
+            .encode(
+                x=alt.X(f"{field}:Q", title=axis_title, axis=axis(HALF)),
+                y=alt.Y("iops:Q", title="IOPS", axis=axis()),
+                tooltip=tooltip,
+            )
+        )
+
+    by_time = panel("time", f"Time ({unit})")
+    by_data: alt.Chart | alt.LayerChart = panel("written", f"Total data written ({size_unit})")
+    if capacity_bytes and total:
+        marks = pl.DataFrame(
+            {
+                "written": [
+                    n * capacity_bytes / scale_bytes
+                    for n in range(1, int(total // capacity_bytes) + 1)
+                ]
+            }
+        ).with_columns(label=pl.format("{}x", pl.int_range(1, pl.len() + 1)))
+        if marks.height:
+            rule = alt.Chart(marks).mark_rule(strokeDash=[4, 3], color="#5d6875")
+            labels = alt.Chart(marks).mark_text(
+                align="left", baseline="top", dx=3, y=2, fontSize=10, color="#5d6875"
+            )
+            by_data = alt.layer(
+                by_data,
+                rule.encode(x="written:Q"),
+                labels.encode(x="written:Q", text="label:N"),
+            )
+    subtitle = "Dashed: each capacity written (1x, 2x, ...)" if capacity_bytes else ""
+    size = {"width": HALF, "height": 240}
+    return alt.hconcat(
+        by_time.properties(**size, title="IOPS against time"),
+        by_data.properties(**size, title="IOPS against data written"),
+    ).properties(title=alt.Title(title, subtitle=subtitle) if subtitle else title)
 
 
 def consistency(series: pl.DataFrame, tail_start_s: float, title: str) -> alt.HConcatChart:
@@ -390,8 +766,10 @@ def consistency(series: pl.DataFrame, tail_start_s: float, title: str) -> alt.HC
             alt.Chart(data)
             .mark_circle(size=14, color=ACCENT, opacity=0.8)
             .encode(
-                x=alt.X("t_s:Q", title="Time (s)"),
-                y=alt.Y("iops:Q", title=f"IOPS ({scale})", scale=alt.Scale(type=scale)),
+                x=alt.X("t_s:Q", title="Time (s)", axis=axis(HALF)),
+                y=alt.Y(
+                    "iops:Q", title=f"IOPS ({scale})", scale=alt.Scale(type=scale), axis=axis()
+                ),
                 tooltip=tooltip,
             )
         )
@@ -410,8 +788,8 @@ def consistency_overlay(series: pl.DataFrame, subject: str | None) -> alt.Chart:
         alt.Chart(data)
         .mark_line(opacity=0.9)
         .encode(
-            x=alt.X("t_s:Q", title="Time (s)"),
-            y=alt.Y("iops:Q", title="IOPS"),
+            x=alt.X("t_s:Q", title="Time (s)", axis=axis(WIDTH - 40)),
+            y=alt.Y("iops:Q", title="IOPS", axis=axis()),
             color=_series_color(order),
             strokeWidth=alt.condition(alt.datum.series == subject, alt.value(2.4), alt.value(1.2)),
             tooltip=[
@@ -440,13 +818,18 @@ def latency_percentiles(curves: pl.DataFrame, order: Sequence[str]) -> alt.Chart
                 "nines:Q",
                 title="Percentile",
                 scale=alt.Scale(domain=[0, top], nice=False),
-                axis=alt.Axis(
+                axis=axis(
                     values=list(range(int(top) + 1)),
                     labelExpr="datum.value == 0 ? '0' : format(100 - 100 * pow(10, "
                     "-datum.value), '.6~f')",
                 ),
             ),
-            y=alt.Y("us:Q", scale=alt.Scale(type="log"), title="Completion latency (µs, log)"),
+            y=alt.Y(
+                "us:Q",
+                scale=alt.Scale(type="log"),
+                title="Completion latency (µs, log)",
+                axis=axis(),
+            ),
             color=alt.Color(
                 "series:N",
                 sort=list(order),
@@ -471,7 +854,7 @@ def power_per_step(power: pl.DataFrame) -> alt.LayerChart:
     )
     order = data.sort("step_index")["step"].to_list()
     base = alt.Chart(data).encode(
-        y=alt.Y("step:N", sort=order, title=None),
+        y=alt.Y("step:N", sort=order, title=None, axis=axis()),
         tooltip=[
             alt.Tooltip("step:N", title="Step"),
             alt.Tooltip("label:N", title="Workload"),
@@ -480,7 +863,9 @@ def power_per_step(power: pl.DataFrame) -> alt.LayerChart:
             alt.Tooltip("max_w:Q", title="Max W", format=".2f"),
         ],
     )
-    bars = base.mark_bar(color=ACCENT).encode(x=alt.X("avg_w:Q", title="Power (W)"))
+    bars = base.mark_bar(color=ACCENT).encode(
+        x=alt.X("avg_w:Q", title="Power (W)", axis=axis(WIDTH - 160))
+    )
     span = base.mark_rule(color="#1b2129").encode(x="min_w:Q", x2="max_w:Q")
     return (bars + span).properties(
         width=WIDTH - 160, height=18 * len(order), title="Average power per step (line: min-max)"
@@ -494,8 +879,8 @@ def efficiency(power: pl.DataFrame, column: str, unit: str) -> alt.Chart:
         alt.Chart(data)
         .mark_bar(color="#2e8540")
         .encode(
-            y=alt.Y("step:N", sort="-x", title=None),
-            x=alt.X(f"{column}:Q", title=unit),
+            y=alt.Y("step:N", sort="-x", title=None, axis=axis()),
+            x=alt.X(f"{column}:Q", title=unit, axis=axis(WIDTH - 160)),
             tooltip=[
                 alt.Tooltip("step:N", title="Step"),
                 alt.Tooltip("label:N", title="Workload"),
@@ -525,8 +910,10 @@ def power_trace(trace: pl.DataFrame) -> alt.Chart:
         alt.Chart(data)
         .mark_line(color="#c0392b", strokeWidth=1.2)
         .encode(
-            x=alt.X("elapsed:Q", title="Measured time, steps end to end (s)"),
-            y=alt.Y("power_w:Q", title="Power (W)", scale=alt.Scale(zero=False)),
+            x=alt.X(
+                "elapsed:Q", title="Measured time, steps end to end (s)", axis=axis(WIDTH - 40)
+            ),
+            y=alt.Y("power_w:Q", title="Power (W)", scale=alt.Scale(zero=False), axis=axis()),
             detail="step:N",
             tooltip=[
                 alt.Tooltip("step:N", title="Step"),
@@ -563,8 +950,8 @@ def act_trials(trials: pl.DataFrame, limits: Mapping[float, float]) -> alt.HConc
             alt.Chart(rows)
             .mark_bar()
             .encode(
-                x=alt.X("load_x:N", sort=order, title="Load"),
-                y=alt.Y("pct:Q", title=f"Reads over {name} (%)"),
+                x=alt.X("load_x:N", sort=order, title="Load", axis=axis()),
+                y=alt.Y("pct:Q", title=f"Reads over {name} (%)", axis=axis()),
                 color=alt.Color(
                     "result:N",
                     title="Trial",
@@ -610,8 +997,8 @@ def act_slices(slices: pl.DataFrame, limits: Mapping[float, float]) -> alt.HConc
             alt.Chart(rows)
             .mark_line(point=True)
             .encode(
-                x=alt.X("end:Q", title=f"Slice end ({unit})"),
-                y=alt.Y("pct:Q", title=f"Reads over {name} (%)"),
+                x=alt.X("end:Q", title=f"Slice end ({unit})", axis=axis(170)),
+                y=alt.Y("pct:Q", title=f"Reads over {name} (%)", axis=axis()),
                 color=alt.Color("load_x:N", sort=loads, title="Load"),
                 detail="trial:N",
                 tooltip=[
@@ -634,7 +1021,7 @@ def waf(frame: pl.DataFrame) -> alt.LayerChart:
     """Write amplification per step (bars) and cumulative over the run (line)."""
     data = frame.select("step_index", "step", "waf", "cumulative_waf")
     order = data.sort("step_index")["step"].to_list()
-    x = alt.X("step:N", sort=order, title=None, axis=alt.Axis(labelAngle=-40, labelLimit=200))
+    x = alt.X("step:N", sort=order, title=None, axis=axis(labelAngle=-40, labelLimit=200))
     tooltip = [
         alt.Tooltip("step:N", title="Step"),
         alt.Tooltip("waf:Q", title="WAF", format=".2f"),
@@ -643,7 +1030,7 @@ def waf(frame: pl.DataFrame) -> alt.LayerChart:
     bars = (
         alt.Chart(data)
         .mark_bar(color=MUTED)
-        .encode(x=x, y=alt.Y("waf:Q", title="Write amplification"), tooltip=tooltip)
+        .encode(x=x, y=alt.Y("waf:Q", title="Write amplification", axis=axis()), tooltip=tooltip)
     )
     line = (
         alt.Chart(data)
@@ -672,8 +1059,8 @@ def ranked_bars(
     fmt = ",.0f" if data["shown"].abs().min() >= 100 else ",.3~r"
     better = "higher is better" if higher_is_better else "lower is better"
     base = alt.Chart(data).encode(
-        y=alt.Y("drive:N", sort=data["drive"].to_list(), title=None, axis=alt.Axis(labelLimit=220)),
-        x=alt.X("shown:Q", title=f"{unit} ({better})".strip()),
+        y=alt.Y("drive:N", sort=data["drive"].to_list(), title=None, axis=axis(labelLimit=220)),
+        x=alt.X("shown:Q", title=f"{unit} ({better})".strip(), axis=axis(WIDTH - 260)),
         tooltip=[
             alt.Tooltip("drive:N", title="Drive"),
             alt.Tooltip("shown:Q", title=unit, format=fmt),
@@ -711,9 +1098,9 @@ def score_matrix(scores: pl.DataFrame, drives: Sequence[str]) -> alt.LayerChart:
             "drive:N",
             sort=list(drives),
             title=None,
-            axis=alt.Axis(orient="top", labelAngle=0, labelLimit=160),
+            axis=axis(orient="top", labelAngle=0, labelLimit=160),
         ),
-        y=alt.Y("test:N", sort=tests, title=None, axis=alt.Axis(labelLimit=320)),
+        y=alt.Y("test:N", sort=tests, title=None, axis=axis(labelLimit=320)),
         tooltip=[
             alt.Tooltip("test:N", title="Test"),
             alt.Tooltip("drive:N", title="Drive"),
@@ -759,8 +1146,13 @@ def explore_scatter(summary: pl.DataFrame) -> alt.Chart:
         alt.Chart(data)
         .mark_circle(size=70)
         .encode(
-            x=alt.X("p99_us:Q", scale=alt.Scale(type="log"), title="p99 completion latency (µs)"),
-            y=alt.Y("iops:Q", scale=alt.Scale(type="log"), title="IOPS"),
+            x=alt.X(
+                "p99_us:Q",
+                scale=alt.Scale(type="log"),
+                title="p99 completion latency (µs)",
+                axis=axis(WIDTH),
+            ),
+            y=alt.Y("iops:Q", scale=alt.Scale(type="log"), title="IOPS", axis=axis()),
             color=alt.Color("label:N", title="Run"),
             shape=alt.Shape("direction:N", title="Direction"),
             opacity=alt.condition(runs, alt.value(0.9), alt.value(0.12)),
@@ -808,8 +1200,13 @@ def explore_timeseries(timeseries: pl.DataFrame) -> alt.VConcatChart:
     detail = (
         base.mark_line()
         .encode(
-            x=alt.X("t_s:Q", scale=alt.Scale(domain=brush), title="Time in step (s)"),
-            y=alt.Y("iops:Q", title="IOPS"),
+            x=alt.X(
+                "t_s:Q",
+                scale=alt.Scale(domain=brush),
+                title="Time in step (s)",
+                axis=axis(WIDTH),
+            ),
+            y=alt.Y("iops:Q", title="IOPS", axis=axis()),
         )
         .add_params(runs)
         .properties(width=WIDTH, height=260, title="Per-second IOPS")
@@ -817,7 +1214,8 @@ def explore_timeseries(timeseries: pl.DataFrame) -> alt.VConcatChart:
     overview = (
         base.mark_line()
         .encode(
-            x=alt.X("t_s:Q", title="Drag to select a time range"), y=alt.Y("iops:Q", title=None)
+            x=alt.X("t_s:Q", title="Drag to select a time range", axis=axis(WIDTH)),
+            y=alt.Y("iops:Q", title=None, axis=axis(tickCount=2)),
         )
         .add_params(brush)
         .properties(width=WIDTH, height=60)

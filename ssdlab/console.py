@@ -59,3 +59,9 @@ class LossyStream:
 def lossy_stderr() -> Console:
     """A console on stderr that outlives the terminal (see :class:`LossyStream`)."""
     return Console(file=LossyStream(lambda: sys.stderr))  # type: ignore[arg-type]
+
+
+def plural(count: int, word: str, words: str | None = None) -> str:
+    """``count`` and ``word`` in the number it takes: ``1 step``, ``2 steps``, ``0 hosts``
+    (``words``: the plural when it is not ``word + "s"``)."""
+    return f"{count:,} {word if count == 1 else words or word + 's'}"

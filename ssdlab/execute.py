@@ -78,7 +78,11 @@ class Display(Protocol):
     def end_step(self, message: str) -> None: ...
 
     def add_planned(self, seconds: float) -> None:
-        """More work than planned (another round of a block that is not steady yet)."""
+        """More work than planned, or (negative) planned work no longer needed: the rounds
+        a block that is steady early does not run."""
+
+    def skip(self, seconds: float) -> None:
+        """A step of ``seconds`` planned that was finished before (a resumed run)."""
 
 
 @dataclass

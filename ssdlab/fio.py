@@ -231,7 +231,7 @@ def run_fio(
         previous = signal.signal(signal.SIGTERM, raise_keyboard_interrupt)
         try:
             proc = subprocess.Popen(
-                cmd, cwd=cwd, stdout=subprocess.PIPE, stderr=stderr, preexec_fn=_die_with_parent
+                cmd, cwd=cwd, stdout=subprocess.PIPE, stderr=stderr, preexec_fn=die_with_parent
             )
             while chunk := _read(proc):
                 buf += chunk
@@ -283,9 +283,10 @@ def _stop(proc: subprocess.Popen[bytes]) -> None:
         proc.wait()
 
 
-def _die_with_parent() -> None:
-    """In the fio child: get SIGTERM if ssdlab dies (even by SIGKILL), so no orphaned fio
-    keeps writing to the target or to a step directory a resumed run is replacing."""
+def die_with_parent() -> None:
+    """In a child process (fio, a forked import): get SIGTERM if ssdlab dies (even by
+    SIGKILL), so no orphaned fio keeps writing to the target or to a step directory a resumed
+    run is replacing, and no orphaned import goes on alone."""
     with contextlib.suppress(OSError, AttributeError):
         ctypes.CDLL(None, use_errno=True).prctl(PR_SET_PDEATHSIG, signal.SIGTERM)
 

@@ -40,6 +40,8 @@ class Probe:
     path: Path
     raw: bytes
     json_error: str | None = field(default=None, init=False)
+    #: the whole file when the caller has read it (:meth:`of_bytes`), so it is not read again
+    data: bytes | None = field(default=None, repr=False)
 
     @classmethod
     def of(cls, path: str | Path) -> Probe:
@@ -53,6 +55,20 @@ class Probe:
             raise InputError(f"{path}: cannot read: {exc.strerror}") from None
         return cls(path, raw)
 
+    @classmethod
+    def of_bytes(cls, path: str | Path, data: bytes) -> Probe:
+        """The probe of a file whose bytes ``data`` the caller has read whole."""
+        return cls(Path(path), data[:HEAD_BYTES], data)
+
+    @cached_property
+    def text(self) -> str:
+        """The whole file's text (undecodable bytes replaced); InputError as ``read_text``."""
+        if self.data is None:
+            return read_text(self.path)
+        if b"\0" in self.data[:4096]:
+            raise InputError(f"{self.path}: binary file, not a text file")
+        return self.data.decode("utf-8", errors="replace")
+
     @cached_property
     def head(self) -> str:
         return self.raw.decode("utf-8", errors="replace")
@@ -62,10 +78,11 @@ class Probe:
         """The parsed document when the file is JSON (None otherwise; see ``json_error``)."""
         if not self.head.lstrip().startswith(("{", "[")):
             return None
-        if self.path.stat().st_size > PROBE_JSON_MAX_BYTES:
+        size = self.path.stat().st_size if self.data is None else len(self.data)
+        if size > PROBE_JSON_MAX_BYTES:
             return None
         try:
-            return parse_json(read_text(self.path), self.path)
+            return parse_json(self.text, self.path)
         except InputError as exc:
             self.json_error = str(exc)
             return None
@@ -91,6 +108,7 @@ BUILTIN = {
     "nvme_ocp_smart_add_log": "ssdlab.telemetry.smart.nvme_ocp:FORMAT",
     "nvme_id_ctrl": "ssdlab.telemetry.smart.nvme_id_ctrl:FORMAT",
     "nvme_intel_smart_log_add": "ssdlab.telemetry.smart.nvme_intel:FORMAT",
+    "smartctl_exporter": "ssdlab.telemetry.smart.smartctl_exporter:FORMAT",
     "smartctl": "ssdlab.telemetry.smart.smartctl:FORMAT",
     "csv": "ssdlab.telemetry.power.generic:FORMAT",
     "quarch": "ssdlab.telemetry.power.quarch:FORMAT",
@@ -135,18 +153,7 @@ class Formats:
 
     def detect(self, path: str | Path, kind: str | None = None) -> Format[Any]:
         """The format ``path`` is in (of ``kind``), judged by content."""
-        probe = Probe.of(path)
-        formats = self.all(kind)
-        for fmt in reversed(formats):
-            if fmt.sniff is not None and fmt.sniff(probe):
-                return fmt
-        if not probe.head.strip():
-            raise InputError(f"{probe.path}: empty file")
-        if probe.json_error:
-            raise InputError(probe.json_error)
-        known = ", ".join(f.name for f in formats if f.sniff is not None)
-        what = f"{kind} file" if kind else "file of a known format"
-        raise InputError(f"{probe.path}: not a recognised {what} (known: {known})")
+        return recognise(Probe.of(path), self.all(kind), kind)
 
     def read(
         self, path: str | Path, format: str | None = None, kind: str | None = None, **options: Any
@@ -159,6 +166,21 @@ class Formats:
             known = ", ".join(f.name for f in self.all(kind))
             raise InputError(f"{path}: unknown {kind or ''} format {format!r} (known: {known})")
         return named[-1].read(path, **options)
+
+
+def recognise(probe: Probe, formats: list[Format[Any]], kind: str | None = None) -> Format[Any]:
+    """The last of ``formats`` whose ``sniff`` recognises ``probe``; InputError saying why
+    none does (empty, malformed JSON, or not one of them; ``kind`` names what was expected)."""
+    for fmt in reversed(formats):
+        if fmt.sniff is not None and fmt.sniff(probe):
+            return fmt
+    if not probe.head.strip():
+        raise InputError(f"{probe.path}: empty file")
+    if probe.json_error:
+        raise InputError(probe.json_error)
+    known = ", ".join(f.name for f in formats if f.sniff is not None)
+    what = f"{kind} file" if kind else "file of a known format"
+    raise InputError(f"{probe.path}: not a recognised {what} (known: {known})")
 
 
 class KindView(Mapping[str, Callable[..., R]]):

@@ -16,8 +16,9 @@ result among them is parsed and its iops/bw/clat logs are read at once; every
 series (polars releases the GIL) while the main thread reads on (at most :data:`PENDING`
 batches ahead), and their bytes are then dropped. A per-I/O log too large to keep is read
 by the worker a chunk at a time and summed per millisecond
-(:func:`~ssdlab.io.fio_log.per_io_sums`). The slat/lat and histogram logs a result names
-are only checked to be logs: nothing is imported from them. Files with log names that no
+(:func:`~ssdlab.io.fio_log.per_io_sums`). Histogram logs are read once the files are,
+into ``latency_intervals``; the slat/lat logs a result names are only checked to be logs:
+nothing is imported from them. Files with log names that no
 result names are read last, only to say what they are; a JSON result among them (a result
 saved under a log's name) is numbered after the others.
 """
@@ -53,11 +54,17 @@ from .logs import (
     log_params,
 )
 from .manifest import Manifest, StepRecord, new_run_id, now
-from .pipeline import StepData, core_frames, series_of, timeseries_frame
+from .pipeline import (
+    StepData,
+    core_frames,
+    latency_intervals_frame,
+    series_of,
+    timeseries_frame,
+)
 
 FIRST_READ = 2**16  # one read() takes a file this small whole
 KEEP_BYTES = 64 * 2**20  # files up to this size are kept from one read; larger: read again
-BATCH_BYTES = 16 * 2**20  # log bytes per batch of time series
+BATCH_BYTES = 4 * 2**20  # log bytes per batch of time series
 PENDING = 2  # batches read ahead of the worker
 NO_RESULT_NAMES = "fio log that no imported JSON result names (write_*_log prefix)"
 
@@ -98,7 +105,7 @@ def _why_not(head: bytes) -> str:
     return "not fio output (no fio JSON result or log rows)"
 
 
-def _walk(paths: Iterable[Path], out: Path) -> tuple[list[str], dict[str, str]]:
+def walk_files(paths: Iterable[Path], out: Path) -> tuple[list[str], dict[str, str]]:
     """Every file under ``paths`` but the results directory ``out``, as strings (cheaper
     than Path objects by the ten thousand), and the paths left out with why: directories
     that cannot be read, names that are not UTF-8 (nothing could name them in the results)."""
@@ -197,7 +204,7 @@ class _Import:
             info = os.fstat(fd)
             if not stat.S_ISREG(info.st_mode):
                 read_bytes(Path(path), 0)  # raises the InputError that says what it is
-            first = min(FIRST_READ, limit + 1)
+            first = min(FIRST_READ, limit + 1, info.st_size + 1)
             data = os.read(fd, first)  # most files: whole in one read
             if len(data) < first:
                 return data, True
@@ -248,6 +255,8 @@ class _Import:
                 except (OSError, InputError):
                     raw, whole = b"", False  # JobLogs tries again and records why it cannot
                 self.logs.add(log, ids, raw if whole else None)
+                continue
+            if log.kind == "clat_hist":  # read whole for latency_intervals
                 continue
             try:  # nothing is imported from the others: they are only checked to be logs
                 head, _ = self._read(log.path, SNIFF_BYTES)
@@ -315,13 +324,12 @@ def import_results(
     with results_lock(out, "import"):
         if (out / MANIFEST).exists():  # checked under the lock: a finished import counts
             raise InputError(f"{out} already holds results; import into a new directory")
-        frames = out / FRAMES
-        made = out if new else None if frames.exists() else frames  # what a failure removes
+        made = out if new else made_by_import(out)  # what a failure removes
         roots = [Path(os.path.normpath(p.absolute())) for p in paths]
         out_dir = Path(os.path.normpath(out.absolute()))
         try:
             with ThreadPoolExecutor(1, thread_name_prefix="ssdlab-import") as pool:
-                files, unreadable = _walk(roots, out_dir)
+                files, unreadable = walk_files(roots, out_dir)
                 dirs = [os.path.join(root, "") for root in roots if root.is_dir()]
                 run = _Import(files, dirs, strict, on_file, on_status, pool)
                 try:
@@ -335,6 +343,15 @@ def import_results(
             if made is not None:  # removed while still locked: no one else has begun in it
                 shutil.rmtree(made, ignore_errors=True)
             raise
+
+
+def made_by_import(out: Path) -> Path | None:
+    """What an import into ``out`` makes, so that a failed one removes it: ``out`` when it
+    does not exist yet, else its frames folder when that does not (else nothing)."""
+    if not out.exists():
+        return out
+    frames = out / FRAMES
+    return None if frames.exists() else frames
 
 
 def _import(
@@ -369,12 +386,15 @@ def _import(
     steps = run.results
     frames = core_frames(manifest, steps)
     write_frames(out, frames)  # while the worker sums the last batches
+    intervals = latency_intervals_frame(
+        manifest, steps, frames["summary"], lambda step, log, reason: run.skip(log, reason)
+    )
     series = timeseries_frame(manifest, steps, run.timeseries(), frames["summary"])
     manifest.notes += [
         f"{path}: last line cut short (fio stopped mid-write), dropped"
         for path in sorted(run.partial)
     ]
-    write_import(out, manifest, {"timeseries": series})
+    write_import(out, manifest, {"timeseries": series, "latency_intervals": intervals})
     skipped = sorted(run.skipped.values(), key=lambda s: str(s.path))
     return ImportReport(out=out, results=len(run.results), logs=len(claimed), skipped=skipped)
 

@@ -4,8 +4,10 @@ Each step is parsed once into a :class:`StepData` (its record, folder, fio's JSO
 the logs its jobs name). :func:`core_frames` builds ``summary``, ``latency_hist``,
 ``percentiles`` and ``snapshots`` of all steps at once (:func:`~ssdlab.io.fio_json.fio_frames`)
 and :func:`timeseries_frame` tags the summed logs (:func:`~ssdlab.logs.timeseries`) with the
-same step columns. A native run does this when it is loaded (:func:`native_steps`); an import
-when it is imported, keeping the frames as Parquet (:mod:`ssdlab.importer`).
+same step columns; :func:`latency_intervals_frame` turns the completion-latency histogram
+logs into percentiles per interval. A native run does this when it is loaded
+(:func:`native_steps`); an import when it is imported, keeping the frames as Parquet
+(:mod:`ssdlab.importer`).
 
 Every frame has the :data:`ID_COLUMNS` first. ``host`` is the machine the job ran on: the
 run's host for a native run, fio's ``hostname`` for an imported client/server result, null
@@ -15,7 +17,7 @@ when neither says.
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TypeVar
@@ -24,19 +26,24 @@ import polars as pl
 
 from . import layout
 from .errors import InputError
+from .io.fio_hist import interval_end_ms, interval_stats, read_fio_hist_log
 from .io.fio_json import FioJson, FioRows, fio_frames, parse_fio_json
+from .io.fio_log import EPOCH_MS_MIN
 from .io.text import read_bytes
-from .logs import JobLog, JobLogs, find_job_logs, log_params, timeseries
+from .logs import JobLog, JobLogs, find_job_logs, job_options, log_params, timeseries
 from .manifest import LOADABLE, Manifest, StepRecord
+from .units import percentile_name
 
 ID_COLUMNS = ["run_id", "label", "host", "step_index", "step", "block", "round", "status"]
 SUMMARY_FIRST = [
     *ID_COLUMNS, "direction", "rw", "bs_bytes", "iodepth", "numjobs", "rwmixread", "iops",
     "bw_bytes_s", "io_bytes", "runtime_s", "lat_mean_ns", "clat_mean_ns", "clat_p50_ns",
-    "clat_p99_ns", "clat_p99_9_ns", "clat_p99_99_ns", "clat_max_ns", "usr_cpu", "sys_cpu",
+    "clat_p99_ns", "clat_p99_9_ns", "clat_p99_99_ns", "clat_max_ns", "usr_cpu_pct", "sys_cpu_pct",
 ]  # fmt: skip
 #: the frames built from fio's files, in this order
-FIO_FRAMES = ("summary", "timeseries", "latency_hist", "percentiles", "snapshots")
+FIO_FRAMES = (
+    "summary", "timeseries", "latency_hist", "percentiles", "snapshots", "latency_intervals"
+)  # fmt: skip
 T = TypeVar("T")
 _STEP_SCHEMA = {
     "step_index": pl.Int64,
@@ -219,4 +226,101 @@ def timeseries_frame(
     manifest: Manifest, steps: Sequence[StepData], series: pl.DataFrame, summary: pl.DataFrame
 ) -> pl.DataFrame:
     """The time series of ``steps`` with the id columns (``host`` as in ``summary``)."""
+    return _tagged(series, manifest, _step_table(steps), _job_hosts(manifest, summary))
+
+
+#: the percentiles of ``latency_intervals``
+INTERVAL_PERCENTILES = (50.0, 90.0, 95.0, 99.0, 99.9, 99.99, 99.999)
+LATENCY_INTERVALS_SCHEMA = {
+    "step_index": pl.Int64,
+    "job_index": pl.Int64,
+    "direction": pl.String,
+    "t_s": pl.Float64,
+    "interval_ms": pl.Int64,
+    "samples": pl.Int64,
+    "lat_min_ns": pl.Float64,
+    "lat_mean_ns": pl.Float64,
+    **{f"lat_{percentile_name(p)}_ns": pl.Float64 for p in INTERVAL_PERCENTILES},
+    "lat_max_ns": pl.Float64,
+}
+#: non-zero histogram bins held before the intervals of the steps read so far are computed
+HIST_ROWS_HELD = 2**22
+#: what to do with a histogram log that cannot be read: ``on_bad(step, path, reason)``
+OnBadLog = Callable[[StepData, str, str], None]
+
+
+def _hist_interval_ms(options: dict[str, str]) -> int:
+    """A job's ``log_hist_msec`` (1000 when it is not a positive number)."""
+    try:
+        return max(int(options.get("log_hist_msec") or 0), 0) or 1000
+    except ValueError:
+        return 1000
+
+
+def _hist_rows(step: StepData, on_bad: OnBadLog) -> Iterator[tuple[int, pl.DataFrame]]:
+    """The bins of every histogram log of a step, tagged with their job entry, interval
+    and start, with the number of bins of their layout."""
+    for log in step.logs:
+        if log.kind != "clat_hist":
+            continue
+        try:
+            hist, meta = read_fio_hist_log(log.path)
+        except InputError as exc:
+            on_bad(step, log.path, str(exc).removeprefix(f"{log.path}: "))
+            continue
+        interval = _hist_interval_ms(job_options(step.fio.meta, log.job_index))
+        yield (
+            meta["n_bins"],
+            hist.select("time_ms", "direction", "bin", "count").with_columns(
+                step_index=pl.lit(step.record.index, pl.Int64),
+                job_index=pl.lit(log.job_index, pl.Int64),
+                interval_ms=pl.lit(interval, pl.Int64),
+                start_ms=pl.lit(step.fio.meta["job_start_ms"][log.job_index], pl.Int64),
+                end_ms=interval_end_ms(interval),
+            ),
+        )
+
+
+def _intervals(rows: list[pl.DataFrame], n_bins: int) -> pl.DataFrame:
+    """:data:`LATENCY_INTERVALS_SCHEMA` of histogram rows of one bin layout."""
+    keys = ("step_index", "job_index", "interval_ms", "start_ms", "direction", "end_ms")
+    stats = interval_stats(pl.concat(rows), n_bins, keys, INTERVAL_PERCENTILES)
+    job = ["step_index", "job_index"]
+    epoch = pl.col("end_ms").min().over(job) >= EPOCH_MS_MIN
+    first = pl.col("end_ms").min().over(job) - pl.col("interval_ms")
+    start = pl.when(pl.col("start_ms") >= EPOCH_MS_MIN).then("start_ms").otherwise(first)
+    t0 = pl.when(epoch).then(start).otherwise(0)
+    t_s = (pl.col("end_ms") - t0) / 1000.0
+    return stats.with_columns(t_s=t_s).select(list(LATENCY_INTERVALS_SCHEMA))
+
+
+def latency_intervals_frame(
+    manifest: Manifest,
+    steps: Sequence[StepData],
+    summary: pl.DataFrame,
+    on_bad: OnBadLog | None = None,
+) -> pl.DataFrame:
+    """Completion latency per step, job entry, direction and histogram-log interval, from
+    the jobs' ``write_hist_log`` logs, as ``fiologparser_hist.py --noweight`` computes it
+    (:func:`~ssdlab.io.fio_hist.interval_stats`): a job's threads are summed (fio names
+    each thread's log, and each host's in client/server runs), intervals are the job's
+    ``log_hist_msec``. ``t_s`` is the end of the interval in seconds since the job began
+    (logs in epoch time: since ``job_start``, else since the first interval began);
+    ``samples`` the I/Os completed in it. A log that cannot be read is an InputError, or
+    is passed to ``on_bad`` with why. With the id columns (``host`` as in ``summary``)."""
+
+    def raise_it(step: StepData, path: str, reason: str) -> None:
+        raise InputError(f"{path}: {reason}")
+
+    frames, pending, held = [], {}, 0
+    for step in steps:
+        for n_bins, rows in _hist_rows(step, on_bad or raise_it):
+            pending.setdefault(n_bins, []).append(rows)
+            held += rows.height
+        if held > HIST_ROWS_HELD:  # steps at a time, so memory stays bounded
+            frames += [_intervals(rows, n_bins) for n_bins, rows in pending.items()]
+            pending, held = {}, 0
+    frames += [_intervals(rows, n_bins) for n_bins, rows in pending.items()]
+    series = pl.concat(frames) if frames else pl.DataFrame(schema=LATENCY_INTERVALS_SCHEMA)
+    series = series.sort("step_index", "job_index", "direction", "t_s")
     return _tagged(series, manifest, _step_table(steps), _job_hosts(manifest, summary))

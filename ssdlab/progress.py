@@ -1,9 +1,20 @@
 """What a user sees while a suite runs: a rich progress display with suite and step ETA,
 fio's live rates and the steady-state status of round blocks, or one plain line per event
-when the output is not a terminal."""
+when the output is not a terminal.
+
+The suite bar counts planned seconds honestly: a round block counts every round it may run
+(its ``max``), so the ETA is the longest the run can take; when a block is steady sooner the
+rounds it no longer needs are taken off (:meth:`RunDisplay.add_planned`) and the bar moves on.
+Steps finished before a resume count as done (:meth:`RunDisplay.skip`), so a resumed run's bar
+starts where the run stopped. A step's progress comes from fio's own ETA when fio reports one
+(a local fio) and from the time it has run otherwise (a fleet's fio clients print no status
+while they write JSON, so the fleet shows elapsed time and the hosts still running).
+"""
 
 from __future__ import annotations
 
+import threading
+import time
 from types import TracebackType
 
 from rich.console import Console
@@ -13,6 +24,9 @@ from rich.progress import BarColumn, Progress, TaskID, TaskProgressColumn, TextC
 from .console import lossy_stderr
 from .fio import FioStatus
 from .tables import format_bw
+
+#: seconds between refreshes of the time-based progress
+TICK_S = 0.5
 
 
 def _hms(seconds: float) -> str:
@@ -27,14 +41,19 @@ def _rate(iops: float | None, bw: float | None) -> str:
 
 
 class RunDisplay:
-    """Progress of one suite run. The suite ETA is the planned time of what is left (round
-    blocks count the rounds they still need at least); the step ETA is fio's own."""
+    """Progress of one suite run (see the module docstring). ``planned_s`` is the suite's
+    planned time with every round block at its ``max`` rounds."""
 
     def __init__(self, title: str, planned_s: float, console: Console | None = None):
         self.console = console or lossy_stderr()
         self.live = self.console.is_terminal
-        self._left_s = planned_s  # planned seconds of the steps not started yet
+        self._lock = threading.RLock()
+        self._total_s = max(0.0, planned_s)  # planned seconds of the whole run
+        self._done_s = 0.0  # planned seconds of the steps finished (or finished before)
         self._step_planned = 0.0
+        self._step_started: float | None = None  # time.monotonic() at the step's start
+        self._step_left: float | None = None  # fio's ETA of the running step
+        self._live_text = ""
         self._progress = Progress(
             TextColumn("{task.description}", style="bold"),
             BarColumn(),
@@ -46,12 +65,17 @@ class RunDisplay:
             refresh_per_second=4,
         )
         self._suite: TaskID = self._progress.add_task(
-            title, total=planned_s or None, eta=_hms(planned_s), live=""
+            title, total=self._total_s or None, eta=_hms(self._total_s), live=""
         )
         self._step: TaskID | None = None
+        self._stop = threading.Event()
+        self._ticker: threading.Thread | None = None
 
     def __enter__(self) -> RunDisplay:
         self._progress.__enter__()
+        if self.live:
+            self._ticker = threading.Thread(target=self._tick, daemon=True)
+            self._ticker.start()
         return self
 
     def __exit__(
@@ -60,46 +84,115 @@ class RunDisplay:
         exc: BaseException | None,
         tb: TracebackType | None,
     ) -> None:
+        self._stop.set()
+        if self._ticker is not None:
+            self._ticker.join()
         self._progress.__exit__(exc_type, exc, tb)
+
+    def _tick(self) -> None:
+        while not self._stop.wait(TICK_S):
+            self._refresh()
+
+    @property
+    def total_s(self) -> float:
+        """Planned seconds of the whole run, as planned now."""
+        return self._total_s
+
+    @property
+    def done_s(self) -> float:
+        """Planned seconds of the steps finished."""
+        return self._done_s
 
     def print(self, message: str) -> None:
         self._progress.console.print(escape(message), soft_wrap=True, highlight=False)
 
     def add_planned(self, seconds: float) -> None:
-        """More work than planned (another round of a block that is not steady yet)."""
-        self._left_s += seconds
-        task = self._progress.tasks[self._suite]
-        self._progress.update(self._suite, total=(task.total or 0) + seconds)
+        """More work than planned (positive), or planned work no longer needed (negative: the
+        rounds a steady block skips, the rest of an abandoned ACT trial)."""
+        with self._lock:
+            self._total_s = max(self._done_s, self._total_s + seconds)
+            self._refresh()
 
-    def start_step(self, label: str, planned_s: float) -> None:
-        self._left_s = max(0.0, self._left_s - planned_s)
-        self._step_planned = planned_s
-        if self._step is not None:
-            self._progress.remove_task(self._step)
-        self._step = self._progress.add_task(
-            label, total=planned_s or None, eta=_hms(planned_s), live=""
-        )
+    def skip(self, seconds: float) -> None:
+        """A step finished before this run started (a resume): it counts as done."""
+        with self._lock:
+            self._done_s = min(self._total_s, self._done_s + seconds)
+            self._refresh()
+
+    def start_step(self, label: str, planned_s: float, done_s: float | None = None) -> None:
+        """A step starts (``done_s``: the planned seconds before it, when the caller knows
+        them better, as a fleet does from the step's place in the suite)."""
+        with self._lock:
+            if done_s is not None:
+                self._done_s = min(self._total_s, max(0.0, done_s))
+            self._step_planned = planned_s
+            self._step_started = time.monotonic()
+            self._step_left = None
+            self._live_text = ""
+            if self._step is not None:
+                self._progress.remove_task(self._step)
+            self._step = self._progress.add_task(
+                label, total=planned_s or None, eta=_hms(planned_s), live=""
+            )
+            self._refresh()
         if not self.live:
             self.print(f"{label}: running (planned {_hms(planned_s)})")
 
     def fio_status(self, status: FioStatus) -> None:
-        if self._step is None:
-            return
-        left = status.eta_s if status.eta_s is not None else self._step_planned
-        self._progress.update(
-            self._step,
-            completed=max(0.0, self._step_planned - left),
-            eta=_hms(left),
-            live=_rate(status.iops, status.bw_bytes_s),
-        )
-        total = self._progress.tasks[self._suite].total or 0
-        self._progress.update(
-            self._suite, completed=total - self._left_s - left, eta=_hms(self._left_s + left)
-        )
+        """fio's live status line of the running step."""
+        with self._lock:
+            if self._step is None:
+                return
+            self._step_left = status.eta_s
+            self._live_text = _rate(status.iops, status.bw_bytes_s)
+            self._refresh()
+
+    def set_live(self, text: str) -> None:
+        """What is known live of the running step besides its progress (a fleet: the hosts
+        running it)."""
+        with self._lock:
+            self._live_text = text
+            self._refresh()
 
     def end_step(self, message: str) -> None:
-        if self._step is not None:
-            self._progress.update(self._step, completed=self._step_planned, eta=_hms(0))
-        total = self._progress.tasks[self._suite].total or 0
-        self._progress.update(self._suite, completed=total - self._left_s, eta=_hms(self._left_s))
+        self.complete_step()
         self.print(message)
+
+    def complete_step(self) -> None:
+        """The running step is over (a fleet's: every host ended it); its time counts as
+        done."""
+        with self._lock:
+            if self._step_started is not None:
+                self._done_s = min(self._total_s, self._done_s + self._step_planned)
+            self._step_started = None
+            self._step_left = None
+            if self._step is not None:
+                self._progress.update(self._step, completed=self._step_planned, eta=_hms(0))
+            self._refresh()
+
+    def _step_progress(self) -> tuple[float, float]:
+        """The running step's (seconds done, seconds left): fio's ETA, else the time run."""
+        if self._step_started is None:
+            return 0.0, 0.0
+        planned = self._step_planned
+        if self._step_left is not None:
+            left = float(self._step_left)
+        else:
+            left = max(0.0, planned - (time.monotonic() - self._step_started))
+        return max(0.0, planned - left), left
+
+    def _refresh(self) -> None:
+        with self._lock:
+            done, left = self._step_progress()
+            if self._step is not None and self._step_started is not None:
+                self._progress.update(
+                    self._step, completed=done, eta=_hms(left), live=self._live_text
+                )
+            running = self._step_started is not None
+            after = max(0.0, self._total_s - self._done_s - (self._step_planned if running else 0))
+            self._progress.update(
+                self._suite,
+                total=self._total_s or None,
+                completed=min(self._total_s, self._done_s + done),
+                eta=_hms(after + left),
+            )

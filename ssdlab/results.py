@@ -4,7 +4,9 @@
 ``timeseries``: per step, job, direction and log window: ``t_s``, ``iops``, ``bw_bytes_s``,
 ``clat_mean_ns`` (see :func:`ssdlab.logs.timeseries` for how threads and windows combine).
 ``latency_hist``: fio's json+ completion latency bins. ``percentiles``: every percentile fio
-reported, long. ``rounds``/``steady_state``: the steady-state rounds and determinations.
+reported, long. ``latency_intervals``: completion-latency percentiles per histogram-log
+interval (``write_hist_log``; see :func:`ssdlab.pipeline.latency_intervals_frame`).
+``rounds``/``steady_state``: the steady-state rounds and determinations.
 The frames of :data:`FRAME_BUILDERS` (telemetry, power, ACT, plug-ins) are attributes too.
 How they are built: :mod:`ssdlab.pipeline`.
 """
@@ -24,10 +26,13 @@ from .manifest import Manifest
 from .pipeline import (
     FIO_FRAMES,
     ID_COLUMNS,
+    LATENCY_INTERVALS_SCHEMA,
     SUMMARY_FIRST,
     RunContext,
+    StepData,
     core_frames,
     front,
+    latency_intervals_frame,
     native_steps,
     series_of,
     step_logs,
@@ -45,6 +50,7 @@ class Frames:
     latency_hist: Any
     percentiles: Any
     snapshots: Any
+    latency_intervals: Any
     rounds: Any
     steady_state: Any
 
@@ -122,8 +128,23 @@ class Results(Frames):
         raise AttributeError(name)
 
     def to_pandas(self) -> Frames:
-        """The core frames as pandas DataFrames."""
-        return Frames(**{f.name: getattr(self, f.name).to_pandas() for f in fields(Frames)})
+        """The core frames as pandas DataFrames (:func:`pandas_frame`)."""
+        return Frames(**{f.name: pandas_frame(getattr(self, f.name)) for f in fields(Frames)})
+
+
+def pandas_frame(frame: pl.DataFrame) -> Any:
+    """``frame`` as a pandas DataFrame whose integer columns stay integers: nullable pandas
+    dtypes (``Int64``...) where polars has integers, even with nulls, and exact (plain
+    ``to_pandas`` turns an integer column with a null into float64)."""
+    import pandas as pd
+    import pyarrow as pa
+
+    integers = {
+        pa.int8(): pd.Int8Dtype(), pa.int16(): pd.Int16Dtype(), pa.int32(): pd.Int32Dtype(),
+        pa.int64(): pd.Int64Dtype(), pa.uint8(): pd.UInt8Dtype(), pa.uint16(): pd.UInt16Dtype(),
+        pa.uint32(): pd.UInt32Dtype(), pa.uint64(): pd.UInt64Dtype(),
+    }  # fmt: skip
+    return frame.to_arrow().to_pandas(types_mapper=integers.get)
 
 
 def load(results_dir: str | Path) -> Results:
@@ -151,6 +172,14 @@ def load(results_dir: str | Path) -> Results:
         raise InputError(f"{path}: no completed step to load (run status: {manifest.status})")
     frames = core_frames(manifest, context.steps)
     frames["timeseries"] = timeseries_frame(manifest, context.steps, series, frames["summary"])
+
+    def bad_hist_log(step: StepData, log: str, reason: str) -> None:
+        if step.record.status == "ok":  # an interrupted step's intervals are left out
+            raise InputError(f"{log}: {reason}")
+
+    frames["latency_intervals"] = latency_intervals_frame(
+        manifest, context.steps, frames["summary"], bad_hist_log
+    )
     return _results(context, frames)
 
 
@@ -180,11 +209,19 @@ def _imported(path: Path) -> dict[str, pl.DataFrame]:
     frames = {}
     for name in FIO_FRAMES:
         file = layout.frame_file(path, name)
+        if name == "latency_intervals" and not file.exists():  # imported before it existed
+            frames[name] = front(pl.DataFrame(schema=LATENCY_INTERVALS_SCHEMA))
+            continue
         try:
             frames[name] = pl.read_parquet(file)
         except (OSError, pl.exceptions.PolarsError) as exc:
             reason = (str(exc).strip().splitlines() or [type(exc).__name__])[0]  # polars: lines
             raise InputError(f"{file}: unreadable imported frame: {reason}") from None
+    # imports made before issue 15 named fio's CPU figures without their unit
+    old = {"usr_cpu": "usr_cpu_pct", "sys_cpu": "sys_cpu_pct"}
+    frames["summary"] = frames["summary"].rename(
+        {k: v for k, v in old.items() if k in frames["summary"].columns}
+    )
     return frames
 
 

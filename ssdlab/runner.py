@@ -21,6 +21,9 @@ time writes to a results directory (:func:`ssdlab.session.guard_run`).
 from __future__ import annotations
 
 import dataclasses
+import re
+import subprocess
+import tempfile
 from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Literal
@@ -30,6 +33,7 @@ from rich.console import Console
 
 from . import __version__
 from .analysis.steady_state import steady_round
+from .console import plural
 from .errors import InputError, SsdlabError
 from .execute import LocalFio, RunHook, RunInterrupted, StepExecutor, StepFailed
 from .fio import fio_binary, job_file, pinned_clocksource
@@ -50,9 +54,11 @@ __all__ = [
     "StepFailed",
     "SuiteSteps",
     "check_fits",
+    "check_job_files",
     "default_file_size",
     "run_suite",
     "step_headline",
+    "suite_jobs",
     "tracked_value",
 ]
 
@@ -90,6 +96,74 @@ def check_fits(suite: Suite, target: TargetInfo) -> None:
             )
 
 
+def suite_jobs(suite: Suite, target: str, clocksource: str | None = None) -> list[tuple[str, str]]:
+    """``(step name, job file text)`` of every fio run the suite plans: each step, and each
+    round block's steps as its first round names them (later rounds differ only in name)."""
+    steps: list[Step] = []
+    for item in suite.steps:
+        steps += item.round_steps(1) if isinstance(item, Rounds) else [item]
+    header = f"ssdlab {__version__}: suite {suite.name}"
+    return [
+        (
+            step.name,
+            job_file(
+                step,
+                target,
+                direct=step.direct,
+                header=f"{header}, step {step.name}",
+                clocksource=clocksource,
+            ),
+        )
+        for step in steps
+    ]
+
+
+_DROPPED = re.compile(r"^fio: job .* dropped$")
+
+
+def _parse_only(binary: str, directory: Path, files: list[str]) -> subprocess.CompletedProcess:
+    return subprocess.run(
+        [binary, "--parse-only", *files],
+        cwd=directory,
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        text=True,
+        errors="replace",
+        check=False,
+    )
+
+
+def check_job_files(
+    suite: Suite, target: str, *, clocksource: str | None = None, binary: str | None = None
+) -> list[str]:
+    """What fio finds wrong in the job files of ``suite`` on ``target``: ``fio
+    --parse-only`` on each (it reads the options and runs nothing: no file is opened,
+    created or written), one line per step it refuses naming the step and fio's complaint;
+    empty when fio takes them all. Every step is checked before the first one runs, so an
+    option fio does not know fails now, not hours into a run."""
+    binary = binary or fio_binary()
+    jobs = suite_jobs(suite, target, clocksource)
+    with tempfile.TemporaryDirectory(prefix="ssdlab-parse-") as tmp:
+        directory = Path(tmp)
+        files = []
+        for index, (_, text) in enumerate(jobs, 1):
+            (directory / f"{index:03d}.fio").write_text(text)
+            files.append(f"{index:03d}.fio")
+        if not files or _parse_only(binary, directory, files).returncode == 0:
+            return []  # one fio for all: it stops at the first bad file, so each is retried
+        problems = []
+        for (name, _), file in zip(jobs, files, strict=True):
+            proc = _parse_only(binary, directory, [file])
+            if proc.returncode == 0:
+                continue
+            said = [line.strip() for line in proc.stderr.splitlines() if line.strip()]
+            said = [line for line in said if not _DROPPED.match(line)] or said
+            said = said or [line.strip() for line in proc.stdout.splitlines() if line.strip()]
+            complaint = "; ".join(dict.fromkeys(said))[:300] or f"exit status {proc.returncode}"
+            problems.append(f"step {name!r}: fio --parse-only refuses its job file: {complaint}")
+    return problems
+
+
 def step_headline(step_dir: Path, fio: FioJson) -> str:
     """A step's result in one line; InputError when unusable (:func:`result_jobs`)."""
     jobs = result_jobs(fio, step_dir / FIO_JSON)
@@ -125,32 +199,52 @@ class SuiteSteps:
     on_error: OnError
     gate: Gate | None = None
     failures: list[str] = dataclasses.field(default_factory=list)
+    #: "of M" / "of up to M" of the line a resumed run prints at its first step
+    _of: str | None = dataclasses.field(default=None, init=False, repr=False)
+    #: the round block running
+    _block: Rounds | None = dataclasses.field(default=None, init=False, repr=False)
 
     def run(self, suite: Suite) -> None:
-        """Every step and round block of ``suite``."""
+        """Every step and round block of ``suite``; a resumed run says at its first step
+        which step of the suite it resumes at."""
+        if self.executor.manifest.steps:
+            self._of = f"of {'up to ' if suite.has_rounds else ''}{suite.max_steps}"
         for item in suite.steps:
             if isinstance(item, Rounds):
                 self.rounds(item)
             else:
                 self.step(item)
         if self.failures:
-            raise StepFailed(f"{len(self.failures)} step(s) failed: " + "; ".join(self.failures))
+            raise StepFailed(
+                f"{plural(len(self.failures), 'step')} failed: " + "; ".join(self.failures)
+            )
 
     def step(self, step: Step, block: str | None = None, round_no: int | None = None) -> StepRecord:
         """Run ``step`` unless it is already ``ok``; return its record."""
         executor = self.executor
         record = executor.manifest.record(step.name)
         if record is not None and record.status == "ok":
-            executor.display.add_planned(-step.planned_s)
+            executor.display.skip(step.planned_s)
             return record
         if record is None:
             record = executor.new_record(step.name, workload=step, block=block, round_no=round_no)
+        if self._of is not None:
+            executor.display.print(f"resuming at step {record.index} {self._of}")
+            self._of = None
         if self.gate is not None:
             self.gate(record, step)
-        self._execute(record, step)
+        self._execute(record, step, self._label(record, step))
         return record
 
-    def _execute(self, record: StepRecord, step: Step) -> None:
+    def _label(self, record: StepRecord, step: Step) -> str:
+        """The step as the progress display names it (a round's step with its round)."""
+        block = self._block
+        if block is None or record.round is None:
+            return f"[{record.index}] {step.name}"
+        sub = step.name.removeprefix(f"{block.name}-r{record.round:02d}-")
+        return f"[{record.index}] {block.name} round {record.round} of up to {block.max}: {sub}"
+
+    def _execute(self, record: StepRecord, step: Step, label: str) -> None:
         executor, manifest = self.executor, self.executor.manifest
         target = manifest.target
         assert target is not None
@@ -163,13 +257,13 @@ class SuiteSteps:
             header=header,
             clocksource=manifest.fio_clocksource,
         )
-        label = f"[{record.index}] {step.name}"
         outcome, error, headline = executor.execute(
             record, job, label, step.planned_s, step_headline
         )
-        executor.display.end_step(
-            f"{step.name}: {headline if record.status == 'ok' else f'{record.status}: {error}'}"
-        )
+        said = headline if record.status == "ok" else record.status
+        if record.status != "ok" and error and error != record.status:
+            said += f": {error}"  # never "interrupted: interrupted"
+        executor.display.end_step(f"{step.name}: {said}")
         if outcome.interrupted:
             raise RunInterrupted(
                 f"interrupted during step '{step.name}'; results so far are in {executor.out} "
@@ -182,13 +276,22 @@ class SuiteSteps:
             self.failures.append(message)
 
     def rounds(self, block: Rounds) -> None:
-        """Rounds of ``block`` until its tracked variable is steady or ``max`` rounds."""
+        """Rounds of ``block`` until its tracked variable is steady or ``max`` rounds. The
+        display planned every round up to ``max``: the rounds a block no longer needs are
+        taken off its plan when it ends."""
+        self._block = block
+        try:
+            rounds_run = self._rounds(block)
+        finally:
+            self._block = None
+        if rounds_run < block.max:
+            self.executor.display.add_planned(-(block.max - rounds_run) * block.round_s)
+
+    def _rounds(self, block: Rounds) -> int:
+        """The rounds of :meth:`rounds`; returns how many ran (or were run before)."""
         executor = self.executor
         values: list[float] = []
-        per_round = sum(s.planned_s for s in block.steps)
         for round_no in range(1, block.max + 1):
-            if round_no > block.window:
-                executor.display.add_planned(per_round)
             for step in block.round_steps(round_no):
                 self.step(step, block.name, round_no)
             tracked = executor.manifest.record(block.tracked_name(round_no))
@@ -201,13 +304,19 @@ class SuiteSteps:
                 values.append(tracked_value(jobs, block.metric, block.direction))
             except InputError as exc:
                 self._determine(block, values, {"steady": False, "reason": str(exc)})
-                return
+                return round_no
             state = steady_round(values, block.window, block.max)
-            status = "steady" if state and state.steady else f"not steady ({len(values)} rounds)"
-            executor.display.print(f"{block.name}: round {round_no}/{block.max}, {status}")
+            if state is None:
+                status = "not steady yet"
+            elif state.steady:
+                status = f"steady after {plural(round_no, 'round')}"
+            else:
+                status = f"not steady after {plural(round_no, 'round')} (the most it runs)"
+            executor.display.print(f"{block.name}: round {round_no} of up to {block.max}: {status}")
             if state is not None:
                 self._determine(block, values, dataclasses.asdict(state))
-                return
+                return round_no
+        return block.max
 
     def _determine(self, block: Rounds, values: list[float], state: dict) -> None:
         """Record a block's determination; ``round_values`` holds every round's value."""
@@ -257,6 +366,16 @@ def run_suite(
             out, suite, label, target, params=params or {}, scale=scale, target_info=planned
         )
         check_fits(suite, planned)
+        clocksource = manifest.fio_clocksource if manifest.steps else None
+        problems = check_job_files(
+            suite,
+            planned.path,
+            clocksource=clocksource or pinned_clocksource(manifest.host),
+            binary=binary,
+        )
+        if problems:  # before the target is prepared and any step runs
+            more = f" (and {plural(len(problems) - 1, 'other step')})" if len(problems) > 1 else ""
+            raise SsdlabError(problems[0] + more)
         return manifest
 
     def ready(manifest: Manifest) -> None:
@@ -277,7 +396,7 @@ def run_suite(
             open_run=open_run,
             ready=ready,
         )
-        display = RunDisplay(f"suite {suite.name}", suite.planned_s, console)
+        display = RunDisplay(f"suite {suite.name}", suite.planned_max_s, console)
         executor = StepExecutor(manifest, out, display, LocalFio(display.fio_status), hooks or [])
         with executor.running(), display:
             SuiteSteps(executor, on_error).run(suite)

@@ -189,9 +189,19 @@ class Rounds(BaseModel):
         return f"{self.name}-r{round_no:02d}-{self.track}"
 
     @property
+    def round_s(self) -> float:
+        """Planned seconds of one round."""
+        return sum(s.planned_s for s in self.steps)
+
+    @property
     def planned_s(self) -> float:
         """Seconds for the fewest rounds that can be steady (one window)."""
-        return self.window * sum(s.planned_s for s in self.steps)
+        return self.window * self.round_s
+
+    @property
+    def planned_max_s(self) -> float:
+        """Seconds for every round up to ``max`` (the block's longest run)."""
+        return self.max * self.round_s
 
 
 def _item_kind(value: Any) -> str:
@@ -244,7 +254,28 @@ class Suite(BaseModel):
 
     @property
     def planned_s(self) -> float:
+        """Planned seconds when every round block is steady after its first window."""
         return sum(item.planned_s for item in self.steps)
+
+    @property
+    def planned_max_s(self) -> float:
+        """Planned seconds when every round block runs to its ``max`` rounds: what a run
+        plans for (a block that is steady earlier ends sooner)."""
+        return sum(
+            item.planned_max_s if isinstance(item, Rounds) else item.planned_s
+            for item in self.steps
+        )
+
+    @property
+    def max_steps(self) -> int:
+        """fio runs of the suite with every round block run to ``max`` rounds."""
+        return sum(
+            item.max * len(item.steps) if isinstance(item, Rounds) else 1 for item in self.steps
+        )
+
+    @property
+    def has_rounds(self) -> bool:
+        return any(isinstance(item, Rounds) for item in self.steps)
 
     @property
     def writes(self) -> bool:

@@ -52,3 +52,13 @@ def qd_label(iodepth: int, numjobs: int = 1) -> str:
     if numjobs == 1:
         return f"QD{iodepth}"
     return f"QD{iodepth * numjobs} ({numjobs} × {iodepth})"
+
+
+def format_duration(seconds: float) -> str:
+    """``0.6 s``, ``18 s``, ``30 min``, ``2 h 05 min``."""
+    if seconds < 10:
+        return f"{seconds:.2g} s"
+    if seconds < 120:
+        return f"{seconds:.0f} s"
+    minutes = round(seconds / 60)
+    return f"{minutes} min" if minutes < 120 else f"{minutes // 60} h {minutes % 60:02d} min"

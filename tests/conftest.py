@@ -81,7 +81,10 @@ def ssdlab_cli(*args: str | Path, timeout: float = 300) -> subprocess.CompletedP
 #: in collection order, so these are collected first: started late, one of them would keep
 #: one worker busy long after the other ran out of work. Only the order changes.
 LONGEST_FILES = (
+    "test_report_screens.py",
+    "test_pts_report.py",
     "test_suites_run.py",
+    "test_findings.py",
     "test_fleet.py",
     "test_trust_run.py",
     "test_batch.py",
@@ -89,6 +92,7 @@ LONGEST_FILES = (
     "test_act_cli.py",
     "test_fleet_safety.py",
     "test_compare.py",
+    "test_compare_honest.py",
 )
 
 

@@ -26,8 +26,24 @@ SOURCES = {
     "act": (CORPORA / "act", False),
     "fio-tree": (CORPORA / "fio-tree", True),
 }
+#: Columns renamed since the frames were recorded (frame -> recorded name -> name now), with why.
+#: The recorded frames stay as they were recorded; the comparison renames their columns, so
+#: every other column, value and dtype is still pinned.
+RENAMED: dict[str, dict[str, str]] = {
+    # issue 15: columns name their unit (fio's CPU figures are percentages)
+    "summary": {"usr_cpu": "usr_cpu_pct", "sys_cpu": "sys_cpu_pct"},
+}
 CORE = ("summary", "timeseries", "latency_hist", "percentiles", "snapshots", "rounds")
 CORE += ("steady_state",)
+
+
+def recorded(name: str) -> dict[str, pl.DataFrame]:
+    """The frames recorded for the source ``name``, with :data:`RENAMED` columns renamed."""
+    frames = {p.stem: pl.read_parquet(p) for p in (GOLDEN / "frames" / name).glob("*.parquet")}
+    return {
+        frame: df.rename({old: new for old, new in RENAMED.get(frame, {}).items() if old in df})
+        for frame, df in frames.items()
+    }
 
 
 def frames_of(name: str) -> dict[str, pl.DataFrame]:

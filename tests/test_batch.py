@@ -65,7 +65,15 @@ def batch(results_root: Path, tmp_path_factory: pytest.TempPathFactory) -> tuple
     os.environ.update(env)
     try:
         proc = ssdlab_cli(
-            "batch", results_root, "-o", out, "-j", "2", "--figures", work / "figures"
+            "batch",
+            results_root,
+            "-o",
+            out,
+            "-j",
+            "2",
+            "--figures",
+            work / "figures",
+            "--keep-notebook",  # the tests read what each notebook computed
         )
     finally:
         for key, value in saved.items():
@@ -207,3 +215,23 @@ def test_index_links_are_relative_files_never_script(tmp_path: Path) -> None:
     assert (out / unquote(hrefs[0])).is_file()
     assert dom.select("script") == []
     assert "<script>alert(2)</script>: " in dom.select("a")[2].get_text()
+
+
+@pytest.mark.slow
+def test_report_of_a_fleet_root_renders_every_host(tmp_path: Path) -> None:
+    """``ssdlab report ROOT`` of a ``--hosts`` run's root (fleet.json and a results directory
+    per host) renders each host's review and an index, in the directory -o names."""
+    root = tmp_path / "rack3"
+    shutil.copytree(DEMO, root / "lab1-8765")
+    members = [{"host": "lab1", "port": 8765, "target": "/t", "dir": "lab1-8765"}]
+    (root / "fleet.json").write_text(
+        json.dumps({"suite": "quick", "members": members, "aggregate": []})
+    )
+    proc = ssdlab_cli("report", root, "-o", tmp_path / "site.html")
+    assert proc.returncode == 0, proc.stderr
+    index = tmp_path / "site" / "index.html"
+    assert proc.stdout.strip() == str(index.resolve())
+    assert "root of a fleet run (1 host): rendering its review and an index" in proc.stderr
+    assert (index.parent / "lab1-8765.html").is_file()
+    assert not list(index.parent.glob("*.executed.ipynb"))  # kept only on request
+    assert "Fleet run rack3: suite quick on 1 host" in index.read_text()

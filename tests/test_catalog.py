@@ -80,9 +80,9 @@ def test_frames_of_every_run_queryable_with_sql(root: Path, request: pytest.Fixt
 def test_cache_is_reused_and_follows_changes(root: Path) -> None:
     catalog(root).close()
     frames = root / CATALOG_DIR / "frames"
-    before = {p: p.stat().st_mtime_ns for p in frames.glob("*/*.parquet")}
+    before = {p: p.stat().st_mtime_ns for p in frames.glob("*/[!_]*.parquet")}  # not _empty
     catalog(root).close()
-    assert {p: p.stat().st_mtime_ns for p in frames.glob("*/*.parquet")} == before
+    assert {p: p.stat().st_mtime_ns for p in frames.glob("*/[!_]*.parquet")} == before
 
     manifest_path = root / "imported" / "manifest.json"
     manifest = json.loads(manifest_path.read_text())
@@ -92,7 +92,8 @@ def test_cache_is_reused_and_follows_changes(root: Path) -> None:
     labels = con.sql("select results_dir, label from runs order by 1").pl()["label"]
     assert labels.to_list() == ["renamed", ssdlab.load(DEMO).manifest.label]
     con.close()
-    old, new = Counter(p.stem for p in before), Counter(p.stem for p in frames.glob("*/*.parquet"))
+    old = Counter(p.stem for p in before)
+    new = Counter(p.stem for p in frames.glob("*/[!_]*.parquet"))
     (kept,) = set(old) & set(new)  # the unchanged run's files stay; the renamed one's replaced
     assert len(new) == 2 and sorted(new.values()) == sorted(old.values())
     assert all(p.stat().st_mtime_ns == before[p] for p in frames.glob(f"*/{kept}.parquet"))
@@ -163,3 +164,37 @@ def test_lab_opens_jupyterlab_on_the_root(root: Path) -> None:
     assert listed["name"] == "explore.ipynb" and listed["type"] == "notebook"
     copied = nbformat.read(root / "explore.ipynb", as_version=4)
     assert copied.cells[0].source.startswith('results_root = "."')
+
+
+GOLDEN = ROOT / "tests" / "fixtures" / "golden" / "corpora"
+
+
+def test_telemetry_act_frames_have_views_and_drive_columns_are_typed(tmp_path: Path) -> None:
+    """Power, WAF, endurance and ACT trials are views of any catalog (empty, with their
+    columns, when no run has them), and the drive's columns of ``runs`` are typed."""
+    only_demo = tmp_path / "demo-only"
+    shutil.copytree(DEMO, only_demo / "demo")
+    con = catalog(only_demo, database=":memory:")
+    for view in ("power", "waf", "endurance", "act_trials", "act_slices", "smart"):
+        assert con.execute(f"select count(*) from {view}").fetchone() == (0,), view
+    assert "avg_w" in con.table("power").columns and "results_dir" in con.table("power").columns
+    types = dict(con.execute("select column_name, column_type from (describe runs)").fetchall())
+    assert types["capacity_bytes"] == "BIGINT" and types["target_bytes"] == "BIGINT"
+    assert types["logical_block_bytes"] == "INTEGER" and types["model"] == "VARCHAR"
+    assert types["started"].startswith("TIMESTAMP") and types["steps_ok"] == "BIGINT"
+    con.close()
+
+    mixed = tmp_path / "mixed"
+    for name in ("telemetry", "act"):
+        shutil.copytree(GOLDEN / name, mixed / name)
+    con = catalog(mixed, database=":memory:")
+    counts = {
+        view: dict(con.sql(f"select results_dir, count(*) from {view} group by 1").fetchall())
+        for view in ("power", "waf", "endurance", "act_trials")
+    }
+    assert counts["power"].get("telemetry", 0) > 0 and counts["waf"].get("telemetry", 0) > 0
+    assert counts["endurance"].get("telemetry", 0) > 0
+    assert counts["act_trials"] == {"act": ssdlab.load(mixed / "act").act_trials.height}
+    runs = con.sql("select results_dir, target_kind, target_bytes from runs order by 1").fetchall()
+    assert [r[0] for r in runs] == ["act", "telemetry"] and all(r[2] > 0 for r in runs)
+    con.close()

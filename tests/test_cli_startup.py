@@ -46,6 +46,8 @@ def loaded(*argv: str) -> list[str]:
         ("act", "run", "--help"),
         ("power", "attach", "--help"),
         ("report", "--help"),
+        ("plan", "--help"),
+        ("--version",),
     ],
 )
 def test_cli_and_help_load_no_data_library(argv: tuple[str, ...]) -> None:

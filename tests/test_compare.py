@@ -83,7 +83,7 @@ def test_imported_sweeps_get_review_sections(imported: Path) -> None:
     steps = run.mixes.steps
     assert steps["sweep"].unique().to_list() == ["4K random QD32"]
     assert steps["read_pct"].to_list() == [100, 70, 30, 0]
-    assert mix.missing is None and mix.findings[0].startswith("4K random QD32 mix reaches")
+    assert mix.missing is None and mix.findings[0].startswith("4K random mixes at QD32 average")
 
 
 def _manifest(label: str, firmware: str | None, host: str, run_id: str) -> Manifest:
@@ -126,7 +126,7 @@ def test_leads_are_written_from_the_values() -> None:
         rows, schema=["test", "drive", "value", "metric", "higher_is_better"], orient="row"
     )
     assert findings.leads(scores) == [
-        "A leads B by 4.6× in 4K random write QD1 p99.99 latency (100 µs vs 461 µs; lower is "
+        "A leads B by 4.6x in 4K random write QD1 p99.99 latency (100 µs vs 461 µs; lower is "
         "better).",
         "A leads B by 50 % in 4K random read QD1 p99.99 latency (100 µs vs 150 µs; lower is "
         "better).",
@@ -143,24 +143,28 @@ def test_scores_compare_the_same_tests(imported: Path) -> None:
     assert scores.group_by("test").len()["len"].to_list() == [2] * scores["test"].n_unique()
     tests = set(scores["test"].to_list())
     assert {
-        "4K random read (peak)",
-        "4K random write (peak)",
-        "4K random read QD1 p99.99 latency",
-        "4K random 70/30 QD32",
-        "4K random QD32 mix (average)",
-        "128K sequential read QD32",
-        "128K sequential write QD32",
+        "4K random read peak over QD1 to QD32",
+        "4K random write peak over QD1 to QD32",
+        "p99.99 latency of 4K random read at QD1",
+        "4K random 70/30 at QD32",
+        "4K random mixes at QD32 (average of 3 mixes)",
+        "128K sequential read at QD32",
+        "128K sequential write at QD32",
     } <= tests
+    peak_test = "4K random read peak over QD1 to QD32"
     for results, name in zip(cmp.runs, cmp.names, strict=True):
         reads = results.summary.filter(pl.col("rw") == "randread")
-        peak = scores.filter(
-            (pl.col("test") == "4K random read (peak)") & (pl.col("drive") == name)
-        )
-        assert peak["value"][0] == pytest.approx(reads["iops"].max())
-    chart = cmp.ranked("4K random read (peak)").to_dict()
+        peak = scores.filter((pl.col("test") == peak_test) & (pl.col("drive") == name))
+        # the peak over the queue depths both drives ran (the imported drive also ran QD8)
+        shared = reads.filter(pl.col("iodepth").is_in([1, 32]))
+        assert peak["value"][0] == pytest.approx(shared["iops"].max())
+    # the imported run recorded no workload parameters: matched on the workload alone, said
+    assert cmp.analysis.unknown[IMPORTED] and not cmp.analysis.unknown[demo_name]
+    assert not cmp.analysis.excluded.height
+    chart = cmp.ranked(peak_test).to_dict()
     bars = chart["layer"][0]["encoding"]
     assert bars["color"]["condition"]["test"] == f"(datum.drive === '{demo_name}')"
-    ranked = scores.filter(pl.col("test") == "4K random read (peak)").sort("value", descending=True)
+    ranked = scores.filter(pl.col("test") == peak_test).sort("value", descending=True)
     assert bars["y"]["sort"] == ranked["drive"].to_list()
     assert chart["layer"][0]["mark"]["type"] == "bar"
     assert charts.ACCENT in str(bars["color"])
@@ -176,6 +180,7 @@ def test_subject_must_be_a_compared_drive(imported: Path, tmp_path: Path) -> Non
 
 SECTIONS_WITH_DATA = [
     "Compared drives",
+    "Like for like",
     "Summary",
     "Queue-depth scaling",
     "Random mixed workloads",
@@ -188,8 +193,9 @@ SECTIONS_WITHOUT = ["Sequential mixed workloads", "Performance consistency", "AC
 def test_comparison_report_pdf_and_figures(imported: Path, tmp_path: Path, artifacts: Path) -> None:
     html, figures = tmp_path / "compare.html", tmp_path / "figures"
     proc = ssdlab_cli(
-        "report", DEMO, imported, "-o", html, "--pdf", "--figures", figures, "--subject", IMPORTED
-    )
+        "report", DEMO, imported, "-o", html, "--pdf", "--figures", figures, "--subject", IMPORTED,
+        "--keep-notebook",
+    )  # fmt: skip
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.split() == [str(html.resolve()), str(html.with_suffix(".pdf").resolve())]
 
@@ -201,7 +207,9 @@ def test_comparison_report_pdf_and_figures(imported: Path, tmp_path: Path, artif
         for m in dom.select(".ssdlab-missing")
     ]
     assert sorted(missing) == sorted(SECTIONS_WITHOUT)
-    assert "leads" in dom.select_one(".ssdlab-findings").get_text()
+    summary = " ".join(f.get_text() for f in dom.select(".ssdlab-findings"))
+    demo = ssdlab.load(DEMO).manifest.label
+    assert f"Against {demo}, {IMPORTED}'s" in summary or f"{IMPORTED} and {demo}" in summary
 
     executed = nbformat.read(html.with_suffix(".executed.ipynb"), as_version=4)
     outputs = [o for c in executed.cells if c.cell_type == "code" for o in c.outputs]

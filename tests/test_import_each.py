@@ -3,7 +3,9 @@ process, a failing tree reported while the others import, clashes refused up fro
 
 from __future__ import annotations
 
+import json
 import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -11,8 +13,9 @@ from conftest import ssdlab_cli
 from polars.testing import assert_frame_equal
 
 import ssdlab
+from ssdlab.console import plural
 from ssdlab.errors import InputError
-from ssdlab.imports import plan_each
+from ssdlab.imports import import_each, plan_each
 
 NULL = ["--ioengine=null", "--size=16m", "--time_based=1", "--runtime=600ms", "--bs=4k"]
 
@@ -56,8 +59,8 @@ def test_each_tree_becomes_its_own_run_and_a_failure_does_not_stop_the_rest(
     for tree, results in zip(trees, (2, 1), strict=False):
         logs = len(list(tree.glob("*.log")))  # bw, iops, clat, slat, lat per job clone
         assert (
-            f"{tree.name}: imported {results} fio results with {logs} logs; skipped 0 files"
-            in lines
+            f"{tree.name}: imported {plural(results, 'fio result')} with {logs} logs; "
+            "skipped 0 files" in lines
         )
     assert any(
         line.startswith(f"failed {trees[2]}: ") and "no fio JSON result found" in line
@@ -104,3 +107,51 @@ def test_outputs_may_not_overlap_the_trees(trees: list[Path]) -> None:
         plan_each([trees[0], trees[0].parent], trees[0].parent / "out")
     plan = plan_each(trees[:2], Path("runs"))
     assert [item.out for item in plan] == [Path("runs/drive-a"), Path("runs/drive-b")]
+
+
+FORKED = """
+import json, os, sys
+from pathlib import Path
+import ssdlab.imports as imports
+
+real = imports.import_results
+
+def recorded(paths, out, **options):  # which process imported the tree
+    report = real(paths, out, **options)
+    (out / "pid").write_text(str(os.getpid()))
+    return report
+
+imports.import_results = recorded
+can_fork = imports._can_fork()
+plan = imports.import_each([Path(a) for a in sys.argv[2:]], Path(sys.argv[1]), workers=2)
+print(json.dumps({"pid": os.getpid(), "can_fork": can_fork,
+                  "errors": {p.tree.name: str(p.error) for p in plan if p.error}}))
+"""
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="trees fork on Linux only")
+def test_trees_import_in_forked_children_exactly_as_in_one_process(
+    trees: list[Path], tmp_path: Path
+) -> None:
+    """A fresh process forks a child per tree (polars' threads not yet started in it); what
+    the children write equals what one process writes, and a failed tree's error arrives."""
+    forked = tmp_path / "forked"
+    proc = subprocess.run(
+        [sys.executable, "-c", FORKED, forked, *trees],
+        capture_output=True, text=True, timeout=300, check=False,
+    )  # fmt: skip
+    assert proc.returncode == 0 and proc.stderr == "", proc.stderr
+    said = json.loads(proc.stdout)
+    assert said["can_fork"]
+    assert list(said["errors"]) == ["notes"] and "no fio JSON result" in said["errors"]["notes"]
+    pids = {(forked / t.name / "pid").read_text() for t in trees[:2]}
+    assert str(said["pid"]) not in pids and len(pids) == 2
+
+    alone = tmp_path / "alone"
+    plan = import_each(trees[:2], alone, workers=1)  # this process: polars has started
+    assert all(item.report is not None for item in plan)
+    for tree in trees[:2]:
+        each, one = ssdlab.load(forked / tree.name), ssdlab.load(alone / tree.name)
+        assert each.manifest.steps == one.manifest.steps
+        for name in ("summary", "timeseries", "latency_hist", "percentiles"):
+            assert_frame_equal(*(getattr(r, name).drop("run_id") for r in (each, one)))

@@ -22,7 +22,7 @@ from bs4 import BeautifulSoup
 from conftest import ROOT, smart_tool, ssdlab_cli
 
 import ssdlab
-from ssdlab import findings
+from ssdlab import charts, findings
 from ssdlab.analysis import DriveAnalysis, classify, consistency_runs, qd_scaling
 from ssdlab.analysis.tails import MIN_CONSISTENCY_WINDOWS
 from ssdlab.report import chromium
@@ -82,6 +82,7 @@ SECTIONS = [
     "Test setup",
     "Key findings",
     "Steady state",
+    "SNIA PTS results",
     "Performance consistency",
     "Queue-depth scaling",
     "Random mixed workloads",
@@ -221,14 +222,13 @@ def test_a_run_without_sweeps_says_what_is_missing(tiny_run: Path) -> None:
 def test_steady_state_plot_and_determination(run: DriveAnalysis) -> None:
     section = drive.steady_state_section(run)
     determination = run.results.steady_state.row(0, named=True)
-    assert section.missing is None and len(section.charts) == 1
+    assert section.missing is None and len(section.charts) == 2  # convergence, window
     verdict = "reached steady state" if determination["steady"] else "was not steady"
     assert verdict in section.findings[0]
     assert f"after {determination['rounds_run']} rounds" in section.findings[0]
-    spec = section.charts[0].to_dict()
-    names = {row.get("line") for rows in spec["datasets"].values() for row in rows}
-    assert {"Window average", "±10 % of average", "±20 % of average", "Least-squares fit"} <= names
-    assert _svg(section.charts[0]).startswith("<svg")
+    spec = section.charts[1].to_json()
+    assert all(name in spec for name in charts.WINDOW_GUIDES)  # the lines, bands and fit
+    assert all(_svg(chart).startswith("<svg") for chart in section.charts)
 
 
 def test_findings_state_the_numbers() -> None:
@@ -259,8 +259,8 @@ def test_findings_state_the_numbers() -> None:
         }
     )
     assert findings.mix_sweeps(sweeps) == [
-        "4K random QD32 mix reaches 40,000 IOPS at 70/30 and averages 50,000 IOPS over 4 read "
-        "shares; its lowest point is 30,000 IOPS at 30 % reads."
+        "4K random mixes at QD32 average 50,000 IOPS over 4 read/write mixes; 70/30 reaches "
+        "40,000 IOPS; the lowest is 30,000 IOPS at 30/70."
     ]
 
 
@@ -330,7 +330,7 @@ def test_each_section_and_finding_is_built_once(
 @pytest.fixture(scope="module")
 def rendered(review_run: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
     out = tmp_path_factory.mktemp("rendered") / "review.html"
-    proc = ssdlab_cli("report", review_run, "-o", out)
+    proc = ssdlab_cli("report", review_run, "-o", out, "--keep-notebook")
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.strip() == str(out.resolve())
     return out
@@ -378,9 +378,9 @@ def test_review_shows_every_section_with_data(rendered: Path, artifacts: Path) -
     outputs = [o for c in executed.cells if c.cell_type == "code" for o in c.outputs]
     charts = [o for o in outputs if VEGALITE_MIME in o.get("data", {})]
     drawn = dom.select(".ssdlab-chart .vega-embed > svg.marks")
-    # steady state, consistency, QD scaling, random mix, latency, power (4), ACT (2),
-    # endurance, and two in all results
-    assert len(charts) == 14 and len(drawn) == len(charts)
+    # steady state (convergence, window), consistency, QD scaling, random mix, latency,
+    # power (4), ACT (2), endurance, and two in all results
+    assert len(charts) == 15 and len(drawn) == len(charts)
     assert all(svg.select("path, text") for svg in drawn)
 
     png = chromium.screenshot(rendered, artifacts / "review.png")

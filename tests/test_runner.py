@@ -80,8 +80,8 @@ def test_load_gives_tidy_frames_consistent_with_fio(tiny_run: Path) -> None:
         "clat_p99_9_ns",
         "clat_p99_99_ns",
         "clat_max_ns",
-        "usr_cpu",
-        "sys_cpu",
+        "usr_cpu_pct",
+        "sys_cpu_pct",
     ]
     assert set(required) <= set(s.columns)
     assert s.select("step", "direction").rows() == [
@@ -152,10 +152,19 @@ def test_fio_failure_is_one_line_naming_the_step_and_keeps_earlier_steps(tmp_pat
     suite = write_suite(tmp_path, "options = { no_such_fio_option = 1 }")
     out = tmp_path / "out"
     proc = ssdlab_cli("run", suite, "--out", out, "--allow-fio-option", "no_such_fio_option")
+    assert proc.returncode == 1  # fio --parse-only refuses it before any step runs
+    error = [line for line in proc.stderr.splitlines() if line.startswith("error:")]
+    assert len(error) == 1 and "step 'second': fio --parse-only refuses" in error[0]
+    assert "no_such_fio_option" in error[0] and "Traceback" not in proc.stderr
+
+    # an engine fio parses but cannot load fails when the step runs
+    suite = write_suite(tmp_path, 'ioengine = "no_such_engine"')
+    out = tmp_path / "engine"
+    proc = ssdlab_cli("run", suite, "--out", out, "--allow-fio-option", "ioengine")
     assert proc.returncode == 1
     error = [line for line in proc.stderr.splitlines() if line.startswith("error:")]
-    assert len(error) == 1 and "step 'second' failed" in error[0]
-    assert "no_such_fio_option" in error[0] and "Traceback" not in proc.stderr
+    assert len(error) == 1 and "step 'second' failed" in error[0], proc.stderr
+    assert "no_such_engine" in error[0] and "Traceback" not in proc.stderr
     m = manifest(out)
     assert m["status"] == "failed" and [s["status"] for s in m["steps"]] == ["ok", "failed"]
     assert ssdlab.load(out).summary["step"].to_list() == ["first"]

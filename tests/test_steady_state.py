@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
+import numpy as np
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from ssdlab.analysis import run_until_steady, snia_steady_state, steady_round
+from ssdlab.analysis import SteadyState, run_until_steady, snia_steady_state, steady_round
 
 # The published sample report gives only the figures of rounds 1-5: average 11726 (shown
 # truncated; the allowed excursions 2345.36 = 0.2 x 11726.8 and 1172.68 = 0.1 x 11726.8 fix
@@ -36,18 +37,88 @@ def test_published_example_is_steady() -> None:
 
 
 def test_published_example_table() -> None:
-    table = dict(snia_steady_state(PUBLISHED).to_table().iter_rows())
+    table = dict(snia_steady_state(PUBLISHED).to_table("IOPS", rounds_run=5).iter_rows())
     assert table == {
-        "Measurement window": "rounds 1-5",
-        "Average value": "11726.8",
-        "Allowed maximum data excursion": "2345.36",
-        "Measured maximum data excursion": "300 (2.56 % of average)",
-        "Allowed maximum slope excursion": "1172.68",
-        "Measured maximum slope excursion": "25.6 (0.22 % of average)",
-        "Least squares linear fit formula": "-6.4 x R + 11746",
-        "Steady state": "yes: data excursion 300 (2.56 % of average) within the 20 % limit; "
-        "slope excursion 25.6 (0.22 % of average) within the 10 % limit",
+        "Measurement window": "rounds 1-5 of 5",
+        "Average value": "11,726.8 IOPS",
+        "Allowed maximum data excursion": "2,345.36 IOPS (20 % of the average)",
+        "Measured maximum data excursion": "300 IOPS (2.56 % of the average)",
+        "Allowed maximum slope excursion": "1,172.68 IOPS (10 % of the average)",
+        "Measured maximum slope excursion": "25.6 IOPS (0.22 % of the average)",
+        "Least squares linear fit formula": "-6.4 x R + 11,746",
+        "Steady state": "yes: data excursion 2.56 % of the average within the 20 % limit; "
+        "slope excursion 0.22 % of the average within the 10 % limit",
     }
+    # the recorded reason keeps the wording runs recorded
+    assert snia_steady_state(PUBLISHED).reason == (
+        "data excursion 300 (2.56 % of average) within the 20 % limit; "
+        "slope excursion 25.6 (0.22 % of average) within the 10 % limit"
+    )
+
+
+def test_table_in_display_units_has_one_format_and_no_raw_units() -> None:
+    # latency in ns shown in µs: the verdict is in shares, never in the recorded unit
+    ns = [208_714.2, 210_100.0, 207_000.5, 209_999.9, 206_500.0]
+    state = snia_steady_state(ns)
+    table = dict(state.scaled(1e-3).to_table("µs").iter_rows())
+    assert table["Average value"] == "208.46 µs"
+    assert table["Allowed maximum data excursion"] == "41.69 µs (20 % of the average)"
+    assert "208462" not in table["Steady state"] and "% of the average" in table["Steady state"]
+    assert table["Steady state"] == f"yes: {state.verdict}"
+
+
+def test_scaled_keeps_the_verdict_and_scales_every_figure() -> None:
+    state = snia_steady_state(COUNTER)
+    scaled = state.scaled(1e-3)
+    assert scaled.steady is state.steady and scaled.rounds == state.rounds
+    assert scaled.verdict == state.verdict
+    for name in ("mean", "data_excursion", "slope", "intercept", "allowed_slope_excursion"):
+        assert getattr(scaled, name) == pytest.approx(getattr(state, name) * 1e-3)
+    assert scaled.values == pytest.approx([v * 1e-3 for v in COUNTER])
+
+
+def test_from_record_rebuilds_the_determination() -> None:
+    state = snia_steady_state([900.0, *PUBLISHED])
+    record = {
+        "steady": state.steady,
+        "reason": state.reason,
+        "window": 5,
+        **{k: getattr(state, k) for k in ("mean", "slope", "intercept", "data_excursion")},
+        "allowed_data_excursion": state.allowed_data_excursion,
+        "slope_excursion": state.slope_excursion,
+        "allowed_slope_excursion": state.allowed_slope_excursion,
+    }
+    rebuilt = SteadyState.from_record(record, dict(zip(state.rounds, state.values, strict=True)))
+    assert rebuilt == state
+
+
+def test_fit_is_numpys_least_squares_line() -> None:
+    state = snia_steady_state(COUNTER)
+    slope, intercept = np.polyfit(state.rounds, state.values, 1)
+    assert state.slope == pytest.approx(slope) and state.intercept == pytest.approx(intercept)
+    assert state.fit(3) == pytest.approx(slope * 3 + intercept)
+
+
+def _bands_hold(state: SteadyState) -> tuple[bool, bool]:
+    """Whether every round is in the data band, and the fit's ends in the slope band."""
+    low, high = state.data_band
+    in_data = all(low - 1e-9 * abs(high) <= v <= high + 1e-9 * abs(high) for v in state.values)
+    s_low, s_high = state.slope_band
+    ends = (state.fit(state.rounds[0]), state.fit(state.rounds[-1]))
+    tol = 1e-9 * abs(s_high)
+    in_slope = all(s_low - tol <= e <= s_high + tol for e in ends)
+    return in_data, in_slope
+
+
+def test_bands_show_the_published_limits() -> None:
+    state = snia_steady_state(PUBLISHED)
+    # data band: 20 % of the average wide, centred between 11600 and 11900
+    assert state.data_band == pytest.approx((11750 - 1172.68, 11750 + 1172.68))
+    # slope band: 10 % of the average wide, centred on the average
+    assert state.slope_band == pytest.approx((11726.8 - 586.34, 11726.8 + 586.34))
+    assert _bands_hold(state) == (True, True)
+    counter = snia_steady_state(COUNTER)
+    assert _bands_hold(counter) == (True, False)  # in the data band, the fit leaves its band
 
 
 def test_counter_example_fails_on_slope() -> None:
@@ -217,3 +288,16 @@ def test_only_the_last_window_counts(prefix: list[float], window: list[float]) -
     assert after.values == alone.values
     assert after.slope == alone.slope
     assert after.rounds == tuple(r + len(prefix) for r in alone.rounds)
+
+
+@given(values=series)
+def test_bands_hold_exactly_when_the_limits_do(values: list[float]) -> None:
+    state = snia_steady_state(values)
+    data_ok = state.data_excursion <= state.allowed_data_excursion * (1 + 1e-9)
+    slope_ok = state.slope_excursion <= state.allowed_slope_excursion * (1 + 1e-9)
+    in_data, in_slope = _bands_hold(state)
+    # away from the limits (within float noise of them either answer is right)
+    if abs(state.data_excursion - state.allowed_data_excursion) > 1e-6 * state.mean:
+        assert in_data == data_ok
+    if abs(state.slope_excursion - state.allowed_slope_excursion) > 1e-6 * state.mean:
+        assert in_slope == slope_ok

@@ -148,10 +148,13 @@ def write_suite(tmp_path: Path, middle: str = "", n: int = 6) -> Path:
 
 
 def test_on_error_continue_runs_the_rest_and_fails_at_the_end(tmp_path: Path) -> None:
-    suite = write_suite(tmp_path, 'options = { rate_process = "no_such_process" }', n=3)
+    # fio parses the job (fio --parse-only, checked before any step runs) but fails to run it
+    suite = write_suite(tmp_path, 'ioengine = "no_such_engine"', n=3)
     out = tmp_path / "o"
-    proc = ssdlab_cli("run", suite, "--out", out, "--on-error", "continue")
-    assert proc.returncode == 1 and "1 step(s) failed" in proc.stderr
+    proc = ssdlab_cli(
+        "run", suite, "--out", out, "--on-error", "continue", "--allow-fio-option", "ioengine"
+    )
+    assert proc.returncode == 1 and "1 step failed" in proc.stderr
     assert [s["status"] for s in manifest(out)["steps"]] == ["ok", "failed", "ok"]
     assert ssdlab.load(out).summary["step"].to_list() == ["s1", "s3"]
 

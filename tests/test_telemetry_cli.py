@@ -16,6 +16,7 @@ CANONICAL = {
     "host_bytes_written", "host_bytes_read", "nand_bytes_written", "nand_pages_written",
     "host_pages_written", "percent_used", "average_erase_count", "temperature_c",
     "power_on_hours", "media_errors", "unsafe_shutdowns", "critical_warning", "power_states_w",
+    "available_spare", "captured_s", "host", "namespace",
 }  # fmt: skip
 
 

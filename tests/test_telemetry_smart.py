@@ -365,3 +365,94 @@ def test_bytes_that_are_not_utf8_are_replaced(tmp_path: Path) -> None:
     path = edited(tmp_path, "smartctl_nvme.json", {"model_name": "MODEL"})
     path.write_bytes(path.read_bytes().replace(b"MODEL", b"Drive \xff"))
     assert read_smart(path).model == "Drive \ufffd"
+
+
+def test_smart_log_mock_spelling_critical_warrning_with_float_counters(tmp_path: Path) -> None:
+    """An OCP test suite's smart-log mock spells ``critical_warrning``; some tools print the
+    counters as floats: recognised by the log's keys as a whole, read alike."""
+    doc = json.loads((SMART / "nvme_smart_log_1x_numbers.json").read_text())
+    doc["critical_warrning"] = doc.pop("critical_warning")
+    doc = {k: float(v) if isinstance(v, int) else v for k, v in doc.items()}
+    path = tmp_path / "mock.json"
+    path.write_text(json.dumps(doc))
+    assert detect_smart(path) == "nvme_smart_log"
+    record = read_smart(path)
+    assert record.host_bytes_written == doc["data_units_written"] * 512_000
+    assert record.critical_warning == doc["critical_warrning"]
+    assert record.available_spare == doc["avail_spare"]
+
+
+def test_a_few_smart_log_keys_are_not_a_smart_log(tmp_path: Path) -> None:
+    path = tmp_path / "other.json"
+    path.write_text(json.dumps({"temperature": 300, "data_units_written": 5, "name": "x"}))
+    with pytest.raises(InputError, match="not a recognised SMART file"):
+        detect_smart(path)
+
+
+def test_smartctl_capture_time_spare_and_namespace(tmp_path: Path) -> None:
+    doc = json.loads((SMART / "smartctl_nvme.json").read_text())
+    record = read_smart(SMART / "smartctl_nvme.json")
+    assert record.captured_s == doc["local_time"]["time_t"]
+    assert record.available_spare == doc[NVME_LOG]["available_spare"]
+    assert record.namespace is None  # /dev/nvme0: the controller
+    doc["device"]["name"] = "/dev/nvme0n2"
+    path = tmp_path / "ns.json"
+    path.write_text(json.dumps(doc))
+    assert read_smart(path).namespace == 2
+
+
+DUMP = """# HELP smartctl_device Device info
+smartctl_device{device="nvme0",model_name="M1",serial_number="S1",firmware_version="F"} 1
+smartctl_device_bytes_written{device="nvme0"} 6.9712734208e+13
+smartctl_device_percentage_used{device="nvme0"} 3
+smartctl_device_power_on_seconds{device="nvme0"} 5.4083e+07
+smartctl_device_temperature{device="nvme0",temperature_type="current"} 37
+smartctl_device_temperature{device="nvme0",temperature_type="drive_trip"} 85
+"""
+
+
+def test_smartctl_exporter_dump_of_one_device(tmp_path: Path) -> None:
+    path = tmp_path / "metrics.txt"
+    path.write_text(DUMP)
+    assert detect_smart(path) == "smartctl_exporter"
+    record = read_smart(path)
+    assert (record.model, record.serial, record.firmware) == ("M1", "S1", "F")
+    assert record.host_bytes_written == 69_712_734_208_000
+    assert record.percent_used == 3 and record.temperature_c == 37.0
+    assert record.power_on_hours == 54_083_000 // 3600
+    path.write_text(DUMP + 'smartctl_device{device="sda",serial_number="S2"} 1\n')
+    with pytest.raises(InputError, match=r"several devices \(nvme0, sda\); name one"):
+        read_smart(path)
+    assert SMART_FORMATS["smartctl_exporter"](path, device="sda").serial == "S2"
+    path.write_text(DUMP.replace("6.9712734208e+13", "1.5"))
+    with pytest.raises(InputError, match=r"smartctl_device_bytes_written.*not an integer: 1.5"):
+        read_smart(path)
+
+
+def test_smartctl_sata_without_write_attributes_reads_device_statistics(tmp_path: Path) -> None:
+    """``smartctl -x``: the ATA Device Statistics count sectors of ``logical_block_size``."""
+    doc = json.loads((SMART / "smartctl_sata_samsung.json").read_text())
+    table = doc["ata_smart_attributes"]["table"]
+    doc["ata_smart_attributes"]["table"] = [
+        a
+        for a in table
+        if a["name"] not in ("Total_LBAs_Written", "Total_LBAs_Read", "Wear_Leveling_Count")
+    ]
+    stats = [
+        {"offset": 24, "name": "Logical Sectors Written", "size": 6, "value": 123_456_789},
+        {"offset": 40, "name": "Logical Sectors Read", "size": 6, "value": 987_654},
+    ]
+    wear = [{"offset": 8, "name": "Percentage Used Endurance Indicator", "size": 1, "value": 7}]
+    doc["logical_block_size"] = 4096
+    doc["ata_device_statistics"] = {
+        "pages": [{"number": 1, "table": stats}, {"number": 7, "table": wear}]
+    }
+    path = tmp_path / "x.json"
+    path.write_text(json.dumps(doc))
+    record = read_smart(path)
+    assert record.host_bytes_written == stats[0]["value"] * doc["logical_block_size"]
+    assert record.host_bytes_read == stats[1]["value"] * doc["logical_block_size"]
+    assert record.percent_used == wear[0]["value"]
+    assert read_smart(SMART / "smartctl_sata_samsung.json").host_bytes_written != (
+        record.host_bytes_written
+    )  # the attribute, when there, is read first

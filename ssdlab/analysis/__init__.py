@@ -6,6 +6,7 @@
 - :mod:`.tails`: the long random-write runs a review scores;
 - :mod:`.latency`: the QoS choice and percentile curves; :mod:`.percentiles`: fio's rule;
 - :mod:`.steady_state`: the SNIA PTS steady-state determination;
+- :mod:`.pts`: the SNIA PTS report pages' figures (round blocks, window results, WSAT);
 - :mod:`.drive`: :class:`DriveAnalysis`, one run's figures computed once;
 - :mod:`.compare`: :class:`ComparisonAnalysis`, the scores of several runs.
 
@@ -24,6 +25,15 @@ if TYPE_CHECKING:
     from .figures import Consistency, MixSweep, consistency, mix_sweep, qd_scaling
     from .latency import percentile_curves, qos_choice
     from .percentiles import fio_percentiles
+    from .pts import (
+        RoundBlock,
+        WriteSaturation,
+        round_blocks,
+        round_cells,
+        saturation_spans,
+        window_results,
+        write_saturation,
+    )
     from .steady_state import SteadyState, run_until_steady, snia_steady_state, steady_round
     from .steps import RUN_KEYS, per_step
     from .tails import ConsistencyRun, consistency_runs
@@ -58,7 +68,15 @@ _PUBLIC = {
     "qd_points": ".workloads",
     "qd_scaling": ".figures",
     "qos_choice": ".latency",
+    "quoted_mix": ".figures",
     "RUN_KEYS": ".steps",
+    "round_blocks": ".pts",
+    "round_cells": ".pts",
+    "RoundBlock": ".pts",
+    "saturation_spans": ".pts",
+    "window_results": ".pts",
+    "write_saturation": ".pts",
+    "WriteSaturation": ".pts",
     "run_until_steady": ".steady_state",
     "snia_steady_state": ".steady_state",
     "steady_round": ".steady_state",
@@ -74,7 +92,9 @@ __all__ = [
     "DriveAnalysis",
     "MixSweep",
     "Mixes",
+    "RoundBlock",
     "SteadyState",
+    "WriteSaturation",
     "classify",
     "consistency",
     "consistency_runs",
@@ -87,10 +107,16 @@ __all__ = [
     "qd_points",
     "qd_scaling",
     "qos_choice",
+    "quoted_mix",
+    "round_blocks",
+    "round_cells",
     "run_until_steady",
+    "saturation_spans",
     "snia_steady_state",
     "steady_round",
+    "window_results",
     "workload_label",
+    "write_saturation",
 ]
 
 

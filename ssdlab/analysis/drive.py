@@ -9,6 +9,7 @@ import polars as pl
 
 from ..results import Results
 from .latency import percentile_curves, qos_choice
+from .steps import with_summary_columns
 from .tails import ConsistencyRun, consistency_runs
 from .workloads import Mixes, classify, fill_steps, mix_points, qd_points
 
@@ -18,6 +19,12 @@ class DriveAnalysis:
     """One run's analysis: each figure is computed on first use, then kept."""
 
     results: Results
+
+    def __post_init__(self) -> None:
+        # a run without fio steps (ACT trials only): its empty summary gets the columns
+        # every figure and section reads, so each says "no data" instead of failing
+        if not self.results.summary.height:
+            self.results.summary = with_summary_columns(self.results.summary)
 
     @cached_property
     def fills(self) -> set[int]:

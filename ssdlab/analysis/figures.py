@@ -8,6 +8,7 @@ reported separately (no ``group_reporting``) are combined per step and direction
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass
 
 import polars as pl
@@ -207,3 +208,10 @@ def mix_sweep(summary: pl.DataFrame) -> MixSweep:
         bw_bytes_s_70_30=pl.col("bw_bytes_s").filter(at_70).first(),
     )
     return MixSweep(steps=rows, sweeps=sweeps)
+
+
+def quoted_mix(read_pcts: Iterable[int]) -> int | None:
+    """The read share a review quotes for a mix sweep: the mixed one (neither 0 nor 100 %)
+    nearest 70/30, the higher on a tie (65/35 in a SNIA sweep); None without a mixed share."""
+    mixed = {int(r) for r in read_pcts if r is not None and 0 < r < 100}
+    return min(mixed, key=lambda r: (abs(r - 70), -r)) if mixed else None

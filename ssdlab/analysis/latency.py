@@ -69,7 +69,9 @@ def qos_choice(classified: pl.DataFrame) -> pl.DataFrame:
 def percentile_curves(latency_hist: pl.DataFrame, chosen: pl.DataFrame) -> pl.DataFrame:
     """Latency at percentiles 1 to 99.9999 % (a grid on the 'nines' scale) per chosen series
     (``step_index``, ``direction``, ``series``), computed from fio's json+ bins by fio's rule;
-    ``nines`` = -log10(1 - p/100)."""
+    ``nines`` = -log10(1 - p/100). With ``clat_max_ns`` in ``chosen``, a series' curve is
+    capped at its slowest I/O, as the tables cap fio's percentiles (a bin's value can lie
+    ~1.6 % above the samples in it)."""
     bins = (
         latency_hist.join(
             chosen.select("step_index", "direction", "series"), on=["step_index", "direction"]
@@ -92,4 +94,14 @@ def percentile_curves(latency_hist: pl.DataFrame, chosen: pl.DataFrame) -> pl.Da
                 {"series": series, "nines": nines, "percentile": percentiles, "lat_ns": lat}
             )
         )
-    return pl.concat(frames) if frames else pl.DataFrame(schema=CURVE_SCHEMA)
+    if not frames:
+        return pl.DataFrame(schema=CURVE_SCHEMA)
+    curves = pl.concat(frames)
+    if "clat_max_ns" not in chosen.columns:
+        return curves
+    top = chosen.group_by("series").agg(pl.col("clat_max_ns").max().alias("top"))
+    return (
+        curves.join(top, on="series", how="left")
+        .with_columns(pl.min_horizontal("lat_ns", pl.col("top").fill_null(float("inf"))))
+        .drop("top")
+    )

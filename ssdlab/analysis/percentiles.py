@@ -13,6 +13,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 import numpy as np
+import polars as pl
 
 
 def fio_percentiles(
@@ -30,3 +31,34 @@ def fio_percentiles(
     targets = np.array([p / 100.0 * total for p in percentiles], dtype=np.longdouble)
     idx = np.searchsorted(cum.astype(np.longdouble), targets, side="left")
     return [float(values[min(i, values.size - 1)]) for i in idx]
+
+
+#: columns of fio's completion-latency percentiles in a summary (``clat_p99_99_ns``...)
+PERCENTILE_PREFIX, PERCENTILE_SUFFIX = "clat_p", "_ns"
+MAX_COLUMN = "clat_max_ns"
+#: set by :func:`clamp_to_max`: some percentile of the row was above its maximum
+CLAMPED = "clat_p_clamped"
+
+
+def percentile_columns(columns: Sequence[str]) -> list[str]:
+    """The completion-latency percentile columns among ``columns``."""
+    return [c for c in columns if c.startswith(PERCENTILE_PREFIX) and c.endswith(PERCENTILE_SUFFIX)]
+
+
+def clamp_to_max(frame: pl.DataFrame) -> pl.DataFrame:
+    """Percentiles no higher than the slowest I/O measured.
+
+    fio reports a percentile as its histogram bin's value, which lies up to ~1.6 % above the
+    samples in the bin: a p99.99 can exceed ``clat_max_ns``. Every percentile column is
+    capped at the row's maximum, and :data:`CLAMPED` says where that changed a value (tables
+    footnote it). A frame without ``clat_max_ns`` comes back as it is.
+    """
+    columns = percentile_columns(frame.columns)
+    if MAX_COLUMN not in frame.columns or not columns:
+        return frame
+    top = pl.col(MAX_COLUMN)
+    above = pl.any_horizontal(*(pl.col(c) > top for c in columns)).fill_null(False)
+    return frame.with_columns(
+        *(pl.when(pl.col(c) > top).then(top).otherwise(pl.col(c)).alias(c) for c in columns),
+        above.alias(CLAMPED),
+    )

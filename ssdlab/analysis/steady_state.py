@@ -13,8 +13,9 @@ window (rounds 21-25) as not steady. fio's ``ss=`` option is a different rule.
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, replace
+from typing import Any
 
 import polars as pl
 
@@ -30,7 +31,7 @@ class SteadyState:
     """The PTS steady-state determination over a measurement window.
 
     The figures are ``None`` when there were fewer rounds than the window; ``reason`` says
-    why the window is or is not steady.
+    why the window is or is not steady (in the values' own unit).
     """
 
     steady: bool
@@ -46,19 +47,112 @@ class SteadyState:
     slope_excursion: float | None = None
     allowed_slope_excursion: float | None = None
 
-    def to_table(self) -> pl.DataFrame:
-        """The determination as the PTS report's table: columns ``item`` and ``value``."""
-        rows = [("Measurement window", _rounds_text(self.rounds, self.window))]
+    @classmethod
+    def from_record(
+        cls, record: Mapping[str, Any], window_values: Mapping[int, float]
+    ) -> SteadyState:
+        """A determination as recorded (a row of the ``steady_state`` frame: ``steady``,
+        ``reason``, ``window`` and the figures) with its window's ``round -> value``."""
+        rounds = tuple(sorted(window_values))
+        return cls(
+            steady=bool(record["steady"]),
+            reason=record.get("reason") or "",
+            window=int(record["window"]),
+            rounds=rounds,
+            values=tuple(float(window_values[r]) for r in rounds),
+            **{name: record.get(name) for name in _FIGURES},
+        )
+
+    def scaled(self, factor: float) -> SteadyState:
+        """The same determination with every value and figure times ``factor`` (display
+        units: ns -> µs, bytes/s -> MB/s); the verdict does not change."""
+
+        def times(value: float | None) -> float | None:
+            return None if value is None else value * factor
+
+        return replace(
+            self,
+            values=tuple(v * factor for v in self.values),
+            **{name: times(getattr(self, name)) for name in _FIGURES},
+        )
+
+    def fit(self, round_no: float) -> float | None:
+        """The least-squares line at ``round_no``."""
+        if self.slope is None or self.intercept is None:
+            return None
+        return self.slope * round_no + self.intercept
+
+    @property
+    def data_band(self) -> tuple[float, float] | None:
+        """The allowed data excursion as a band: as wide as the allowed excursion (20 % of
+        the average), centred between the window's lowest and highest value. Every round of
+        the window lies inside it exactly when the data excursion is within the limit."""
+        if self.allowed_data_excursion is None or not self.values:
+            return None
+        centre = (max(self.values) + min(self.values)) / 2
+        half = self.allowed_data_excursion / 2
+        return centre - half, centre + half
+
+    @property
+    def slope_band(self) -> tuple[float, float] | None:
+        """The allowed slope excursion as a band: as wide as the allowed excursion (10 % of
+        the average), centred on the average. The fit line passes through the average at the
+        window's middle round, so it stays inside the band from the window's first to its
+        last round exactly when the slope excursion is within the limit."""
+        if self.allowed_slope_excursion is None or self.mean is None:
+            return None
+        half = self.allowed_slope_excursion / 2
+        return self.mean - half, self.mean + half
+
+    @property
+    def verdict(self) -> str:
+        """Why the window is or is not steady, as shares of the average (no unit), e.g.
+        ``data excursion 2.56 % of the average (limit 20 %); slope excursion 17.12 % of the
+        average exceeds the 10 % limit``; without figures, the recorded reason."""
+        if self.mean is None or self.mean == 0:
+            return self.reason
+        parts = []
+        for name, measured, limit in (
+            ("data", self.data_excursion, DATA_EXCURSION_LIMIT),
+            ("slope", self.slope_excursion, SLOPE_EXCURSION_LIMIT),
+        ):
+            if measured is None:
+                continue
+            share = 100 * measured / self.mean
+            ok = _within(measured, limit * self.mean)
+            parts.append(
+                f"{name} excursion {_share(share)} % of the average "
+                f"{'within' if ok else 'exceeds'} the {limit * 100:g} % limit"
+            )
+        return "; ".join(parts) or self.reason
+
+    def to_table(self, unit: str = "", rounds_run: int | None = None) -> pl.DataFrame:
+        """The determination as the PTS report's table: columns ``item`` and ``value``;
+        figures carry ``unit`` and the excursions their share of the average."""
+        rows = [("Measurement window", _rounds_text(self.rounds, self.window, rounds_run))]
         if self.mean is not None:
             rows += [
-                ("Average value", _num(self.mean)),
-                ("Allowed maximum data excursion", _num(self.allowed_data_excursion)),
-                ("Measured maximum data excursion", _excursion(self.data_excursion, self.mean)),
-                ("Allowed maximum slope excursion", _num(self.allowed_slope_excursion)),
-                ("Measured maximum slope excursion", _excursion(self.slope_excursion, self.mean)),
+                ("Average value", _with_unit(self.mean, unit)),
+                (
+                    "Allowed maximum data excursion",
+                    _allowed(self.allowed_data_excursion, unit, DATA_EXCURSION_LIMIT),
+                ),
+                (
+                    "Measured maximum data excursion",
+                    _excursion(self.data_excursion, self.mean, unit),
+                ),
+                (
+                    "Allowed maximum slope excursion",
+                    _allowed(self.allowed_slope_excursion, unit, SLOPE_EXCURSION_LIMIT),
+                ),
+                (
+                    "Measured maximum slope excursion",
+                    _excursion(self.slope_excursion, self.mean, unit),
+                ),
                 ("Least squares linear fit formula", self._fit()),
             ]
-        rows.append(("Steady state", f"{'yes' if self.steady else 'no'}: {self.reason}"))
+        verdict = self.verdict
+        rows.append(("Steady state", f"{'yes' if self.steady else 'no'}: {verdict}"))
         return pl.DataFrame(rows, schema=["item", "value"], orient="row")
 
     def _fit(self) -> str:
@@ -68,25 +162,72 @@ class SteadyState:
         return f"{_num(self.slope)} x R {sign} {_num(abs(self.intercept))}"
 
 
-def _num(value: float | None, decimals: int = 3) -> str:
-    """A figure for a table: rounded, trailing zeros dropped."""
+#: the figures of a determination, in the values' unit
+_FIGURES = (
+    "mean",
+    "data_excursion",
+    "allowed_data_excursion",
+    "slope",
+    "intercept",
+    "slope_excursion",
+    "allowed_slope_excursion",
+)
+
+
+def _num(value: float | None, decimals: int = 2) -> str:
+    """A figure for a table: thousands separated, at most ``decimals`` decimals (trailing
+    zeros dropped), three significant digits below 1."""
     if value is None:
         return "-"
-    text = f"{value:.{decimals}f}".rstrip("0").rstrip(".")
+    if value != 0 and abs(value) < 1:
+        text = f"{value:.3g}"
+    else:
+        text = f"{value:,.{decimals}f}"
+        if "." in text:
+            text = text.rstrip("0").rstrip(".")
     return "0" if text == "-0" else text
 
 
-def _excursion(excursion: float | None, mean: float) -> str:
-    """``300 (2.56 % of average)``."""
+def _with_unit(value: float | None, unit: str) -> str:
+    return f"{_num(value)} {unit}".rstrip() if value is not None else "-"
+
+
+def _allowed(value: float | None, unit: str, limit: float) -> str:
+    """``2,345.36 IOPS (20 % of the average)``."""
+    return f"{_with_unit(value, unit)} ({limit * 100:g} % of the average)"
+
+
+def _excursion(excursion: float | None, mean: float, unit: str = "") -> str:
+    """``300 IOPS (2.56 % of the average)``."""
     if excursion is None or mean == 0:
-        return _num(excursion)
-    return f"{_num(excursion)} ({_num(100 * excursion / mean, 2)} % of average)"
+        return _with_unit(excursion, unit)
+    return f"{_with_unit(excursion, unit)} ({_share(100 * excursion / mean)} % of the average)"
 
 
-def _rounds_text(rounds: tuple[int, ...], window: int) -> str:
+def _share(percent: float) -> str:
+    """A percentage with at most two decimals: ``2.56``, ``0.22``, ``20``."""
+    text = f"{percent:,.2f}".rstrip("0").rstrip(".")
+    return "0" if text == "-0" else text
+
+
+def _rounds_text(rounds: tuple[int, ...], window: int, rounds_run: int | None = None) -> str:
     if not rounds:
         return f"no rounds (needs {window})"
-    return f"rounds {rounds[0]}-{rounds[-1]}"
+    of = f" of {rounds_run}" if rounds_run else ""
+    return f"rounds {rounds[0]}-{rounds[-1]}{of}"
+
+
+def _recorded_excursion(excursion: float, mean: float) -> str:
+    """``300 (2.56 % of average)``: the wording of a recorded ``reason`` (kept as runs
+    recorded it)."""
+
+    def plain(value: float, decimals: int) -> str:
+        text = f"{value:.{decimals}f}".rstrip("0").rstrip(".")
+        return "0" if text == "-0" else text
+
+    if mean == 0:
+        return plain(excursion, 3)
+    return f"{plain(excursion, 3)} ({plain(100 * excursion / mean, 2)} % of average)"
 
 
 def _within(measured: float, allowed: float) -> bool:
@@ -118,7 +259,7 @@ def snia_steady_state(values: Sequence[float], window: int = 5) -> SteadyState:
     data_ok = _within(data_excursion, allowed_data)
     slope_ok = _within(slope_excursion, allowed_slope)
     verdicts = [
-        f"{name} excursion {_excursion(measured, mean)} "
+        f"{name} excursion {_recorded_excursion(measured, mean)} "
         f"{'within' if ok else 'exceeds'} the {limit * 100:g} % limit"
         for name, measured, ok, limit in (
             ("data", data_excursion, data_ok, DATA_EXCURSION_LIMIT),
@@ -167,21 +308,3 @@ def run_until_steady(
         state = steady_round(values, window, max_rounds)
         if state is not None:
             return state
-
-
-def window_averages(
-    classified: pl.DataFrame, block: str, rounds: Sequence[int], column: str
-) -> pl.DataFrame:
-    """Per block size and read share (``bs_bytes``, ``read_pct``), the mean over a round
-    block's measurement window ``rounds`` of each cell's ``column`` (``iops`` and
-    ``bw_bytes_s`` summed over directions, ``clat_mean_ns`` averaged): the PTS result table,
-    as ``value``, highest read share first."""
-    cells = classified.filter((pl.col("block") == block) & pl.col("round").is_in(list(rounds)))
-    per_cell = cells.group_by("step_index", "bs_bytes", "read_pct").agg(
-        pl.col("iops").sum(), pl.col("bw_bytes_s").sum(), pl.col("clat_mean_ns").mean()
-    )
-    return (
-        per_cell.group_by("bs_bytes", "read_pct")
-        .agg(pl.col(column).mean().alias("value"))
-        .sort("read_pct", descending=True)
-    )

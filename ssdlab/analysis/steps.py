@@ -10,6 +10,30 @@ from ..vocab import READ_RW, WRITE_RW
 RUN_KEYS = ("run_id", "label")
 #: what identifies a step's row besides its figures (when the frame has the column)
 STEP_KEYS = (*RUN_KEYS, "step_index", "step", "block", "round", "direction", "rw")
+_TEXT = ("run_id", "label", "host", "step", "block", "status", "direction", "rw")
+_WHOLE = ("step_index", "round", "bs_bytes", "iodepth", "numjobs", "rwmixread", "io_bytes")
+_FIGURES = (
+    "iops", "bw_bytes_s", "runtime_s", "lat_mean_ns", "clat_mean_ns", "clat_p50_ns",
+    "clat_p99_ns", "clat_p99_9_ns", "clat_p99_99_ns", "clat_max_ns",
+)  # fmt: skip
+#: the summary columns every analysis reads, with their types
+SUMMARY_SCHEMA: dict[str, pl.DataType] = {
+    **dict.fromkeys(_TEXT, pl.String()),
+    **dict.fromkeys(_WHOLE, pl.Int64()),
+    **dict.fromkeys(_FIGURES, pl.Float64()),
+}
+
+
+def with_summary_columns(summary: pl.DataFrame) -> pl.DataFrame:
+    """``summary`` with every :data:`SUMMARY_SCHEMA` column: a run without fio steps (ACT
+    trials only) has an empty summary without columns; it gets them, typed and empty, so
+    every analysis returns empty frames of the right shape. Columns it has are kept."""
+    missing = {c: t for c, t in SUMMARY_SCHEMA.items() if c not in summary.columns}
+    if not missing:
+        return summary
+    if not summary.height:
+        return pl.DataFrame(schema={**summary.schema, **missing})
+    return summary.with_columns(pl.lit(None, t).alias(c) for c, t in missing.items())
 
 
 def run_keys(frame: pl.DataFrame) -> list[str]:
@@ -24,6 +48,7 @@ def per_step(summary: pl.DataFrame) -> pl.DataFrame:
     job did I/O); percentiles and maxima take the worst job. A frame that already holds one
     row per step and direction comes back with the same figures.
     """
+    summary = with_summary_columns(summary) if not summary.height else summary
     present = set(summary.columns)
     keys = [c for c in STEP_KEYS if c in present]
     first = [c for c in ("bs_bytes", "iodepth", "numjobs", "rwmixread") if c in present]

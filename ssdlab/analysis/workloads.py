@@ -21,6 +21,7 @@ from ..manifest import Manifest
 from ..units import MB, bs_label, qd_label
 from ..vocab import MIXED_RW, PURE_RW
 from .figures import mix_sweep, qd_scaling
+from .percentiles import clamp_to_max
 from .steps import RUN_KEYS, access_pattern, per_step, read_share, rw_mode
 
 #: from this block size on, throughput is reported as MB/s instead of IOPS
@@ -61,8 +62,8 @@ def classify(summary: pl.DataFrame, manifest: Manifest | None = None) -> pl.Data
     """Measured steps, one row per step and direction, with ``pattern`` (random or
     sequential), ``read_pct``, ``qd``, ``mixed``, ``workload``, ``qd_label`` and ``metric``
     (IOPS, or MB/s from 64K blocks on). Trims and, given the manifest, preconditioning fills
-    are left out."""
-    frame = per_step(summary)
+    are left out. Percentiles are capped at the step's maximum (:func:`clamp_to_max`)."""
+    frame = clamp_to_max(per_step(summary))
     if manifest is not None:
         frame = frame.filter(~pl.col("step_index").is_in(list(fill_steps(manifest))))
     frame = frame.filter(rw_mode().is_in([*PURE_RW, *MIXED_RW])).with_columns(

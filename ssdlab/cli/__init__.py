@@ -8,9 +8,11 @@ the runner.
 from __future__ import annotations
 
 import functools
+import inspect
 import os
+import re
 import sys
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
@@ -27,6 +29,26 @@ app = typer.Typer(
 )
 suites_app = typer.Typer(help="List and show the built-in suites.", invoke_without_command=True)
 app.add_typer(suites_app, name="suites")
+
+
+def _version(value: bool) -> None:
+    if value:
+        from .. import __version__
+
+        print(f"ssdlab {__version__}")
+        raise typer.Exit()
+
+
+@app.callback()
+def _options(
+    version: Annotated[
+        bool,
+        typer.Option(
+            "--version", callback=_version, is_eager=True, help="Print ssdlab's version and exit."
+        ),
+    ] = False,
+) -> None:
+    """Run SSD test suites with fio, load the results as tidy frames, render reports."""
 
 
 @functools.cache
@@ -53,10 +75,41 @@ def main(argv: list[str] | None = None) -> int:
     return code
 
 
+def _unwrap(text: str | None) -> str | None:
+    """Help text as paragraphs, each one line (the terminal wraps it, not the source)."""
+    if not text:
+        return text
+    paragraphs = re.split(r"\n\s*\n", inspect.cleandoc(text))
+    return "\n\n".join(" ".join(p.split()) for p in paragraphs)
+
+
+def _tidy_help(command: Any) -> None:
+    """Help that reads well at any width: docstrings and option help unwrapped (typer keeps
+    their source line breaks), no ``<bool>`` after a flag, ``<str>`` (not ``<list[str]>``)
+    after a repeatable option, arguments named as the help text names them (``SUITE``)."""
+    command.help = _unwrap(command.help)
+    command.short_help = _unwrap(command.short_help)
+    context = typer.Context(command)
+    help_option = command.get_help_option(context)
+    for param in [*command.params, *([help_option] if help_option else [])]:
+        if getattr(param, "help", None):
+            param.help = _unwrap(param.help)
+        if param.param_type_name == "argument":
+            param.metavar = param.metavar or (param.name or "").upper()
+        elif getattr(param, "is_flag", False):
+            param.metavar = ""
+        elif getattr(param, "multiple", False) and param.metavar is None:
+            shown = param.display_type(context)
+            param.metavar = re.sub(r"^<list\[(.*)\]>$", r"<\1>", shown)
+    for sub in getattr(command, "commands", {}).values():
+        _tidy_help(sub)
+
+
 def _main(argv: list[str] | None) -> int:
     from rich.markup import escape
 
     command = typer.main.get_command(app)
+    _tidy_help(command)
     try:
         command.main(args=argv, prog_name="ssdlab", standalone_mode=True)
     except SystemExit as exc:  # click's own handling of usage errors, Exit and Abort

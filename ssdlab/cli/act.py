@@ -320,7 +320,9 @@ def latency(
         list[str] | None,
         typer.Option(help="Histogram to show (repeatable; default: every one in the log)."),
     ] = None,
-    rate: Annotated[bool, typer.Option(help="Add the rate column to the table (-x).")] = False,
+    rate: Annotated[
+        bool, typer.Option("--rate", help="Add the rate column to the table (-x).")
+    ] = False,
 ) -> None:
     """Print act_latency.py's per-slice table of an ACT log and ACT's verdict on it.
 

@@ -3,16 +3,19 @@
 from __future__ import annotations
 
 import contextlib
+import inspect
 import io
 import sys
+import typing
 from collections.abc import Iterator
 from enum import StrEnum
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 from rich.markup import escape
 
+from ..console import plural
 from ..errors import SsdlabError
 from . import app, stderr, suites_app
 
@@ -57,7 +60,9 @@ def run(
             "--hosts, comma-separated, also HOST:PATH for another host's targets.",
         ),
     ] = None,
-    purge: Annotated[bool, typer.Option(help="Purge the target before the first step.")] = False,
+    purge: Annotated[
+        bool, typer.Option("--purge", help="Purge the target before the first step.")
+    ] = False,
     scale: Annotated[
         float, typer.Option(help="Multiply every duration and absolute size (0.01 for a test).")
     ] = 1.0,
@@ -99,6 +104,14 @@ def run(
             "(one HOST[:PORT] [TARGET] per line); one results directory per host under OUT."
         ),
     ] = None,
+    dry_run: Annotated[
+        bool,
+        typer.Option(
+            "--dry-run",
+            help="Print the steps, their planned time and the target with its size, and check "
+            "every job file with fio --parse-only; run nothing and write nothing.",
+        ),
+    ] = False,
 ) -> None:
     """Run SUITE against a target and keep every raw result in OUT (re-run to resume)."""
     from ..runner import run_suite
@@ -108,19 +121,34 @@ def run(
 
     if scale <= 0:
         raise SsdlabError("--scale must be positive")
-    hooks = telemetry_hooks(smart, power, power_interval)
     params = dict(parse_param(p) for p in set_ or [])
     given = dict(p.split("=", 1) for p in set_ or [])  # recorded as the user wrote them
     chosen = load_suite(suite, params, allow_fio_options=allow_fio_option or ()).scaled(scale)
     size = parse_size(target_size) if target_size else None
+    if hosts and (target is not None or purge):
+        raise SsdlabError(
+            "with --hosts each host's target is in the list (HOST=TARGET); "
+            "--target and --purge do not apply"
+        )
+    if dry_run:
+        from .plan import plan_run
+
+        return plan_run(
+            chosen,
+            out,
+            target=target,
+            target_size=size,
+            label=label,
+            destroy_data=destroy_data,
+            purge=purge,
+            scale=scale,
+            params=given,
+            hosts=hosts,
+        )
+    hooks = telemetry_hooks(smart, power, power_interval)
     if hosts:
         from ..fleet import parse_hosts, run_fleet
 
-        if target is not None or purge:
-            raise SsdlabError(
-                "with --hosts each host's target is in the list (HOST=TARGET); "
-                "--target and --purge do not apply"
-            )
         fleet = run_fleet(
             chosen,
             parse_hosts(hosts),
@@ -134,7 +162,9 @@ def run(
             hooks=hooks,
             console=stderr(),
         )
-        stderr().print(f"{len(fleet.members)} hosts complete; results in {out} (fleet.json)")
+        stderr().print(
+            f"{plural(fleet.members.height, 'host')} complete; results in {out} (fleet.json)"
+        )
         return
     manifest = run_suite(
         chosen,
@@ -150,7 +180,33 @@ def run(
         hooks=hooks,
         console=stderr(),
     )
-    stderr().print(f"{len(manifest.steps)} steps complete; results in {out}")
+    stderr().print(f"{plural(len(manifest.steps), 'step')} complete; results in {out}")
+
+
+def _plan_signature() -> inspect.Signature:
+    """``run``'s options but ``--dry-run``, their annotations resolved."""
+    hints = typing.get_type_hints(run, include_extras=True)
+    signature = inspect.signature(run)
+    return signature.replace(
+        parameters=[
+            p.replace(annotation=hints[p.name])
+            for p in signature.parameters.values()
+            if p.name != "dry_run"
+        ],
+        return_annotation=None,
+    )
+
+
+def plan(**options: Any) -> None:
+    """Print what 'run' would do with the same options (the steps, their planned time, the
+    target and its size) and check every job file with fio --parse-only; run nothing and
+    write nothing (ssdlab run --dry-run)."""
+    run(**options, dry_run=True)
+
+
+plan.__signature__ = _plan_signature()  # type: ignore[attr-defined]
+plan.__annotations__ = {p.name: p.annotation for p in _plan_signature().parameters.values()}
+app.command("plan")(plan)
 
 
 @app.command()
@@ -199,7 +255,22 @@ def summary(
     from .. import load
     from ..tables import summary_table
 
-    frame = load(results_dir).summary
+    results = load(results_dir)
+    frame = results.summary
+    if format is SummaryFormat.table and frame.is_empty():  # not a blank line: say why
+        trials = results.extra.get("act_trials")
+        held = (
+            f"; it holds {plural(trials.height, 'ACT trial')} (ssdlab report {results_dir} "
+            "shows them)"
+            if trials is not None and trials.height
+            else ""
+        )
+        stderr().print(
+            escape(f"{results_dir}: no fio step results to summarise{held}"),
+            soft_wrap=True,
+            highlight=False,
+        )
+        return
     if format is SummaryFormat.table:
         Console(file=output.open("w") if output else None, width=200).print(summary_table(frame))
     elif format is SummaryFormat.parquet:
@@ -228,7 +299,7 @@ def import_(
     ],
     label: Annotated[str | None, typer.Option(help="Name of the drive/target in reports.")] = None,
     strict: Annotated[
-        bool, typer.Option(help="Stop at the first file that cannot be used.")
+        bool, typer.Option("--strict", help="Stop at the first file that cannot be used.")
     ] = False,
     each: Annotated[
         bool,
@@ -283,7 +354,7 @@ def _import_each(trees: list[Path], root: Path, strict: bool) -> None:
             print(item.out)
     failed = sum(item.error is not None for item in imported)
     if failed:
-        raise SsdlabError(f"{failed} of {len(imported)} trees failed to import")
+        raise SsdlabError(f"{failed} of {plural(len(imported), 'tree')} failed to import")
 
 
 class _ImportDisplay:
@@ -323,8 +394,8 @@ def _print_import(report: ImportReport, prefix: str = "") -> None:
     for skipped in report.skipped:
         err.print(f"skipped {escape(str(skipped))}", soft_wrap=True, highlight=False)
     err.print(
-        f"{escape(prefix)}imported {report.results} fio results with {report.logs} logs; "
-        f"skipped {len(report.skipped)} files",
+        f"{escape(prefix)}imported {plural(report.results, 'fio result')} with "
+        f"{plural(report.logs, 'log')}; skipped {plural(len(report.skipped), 'file')}",
         highlight=False,
     )
 
@@ -337,12 +408,21 @@ def suites(ctx: typer.Context) -> None:
 
         for name in builtin_suites():
             s = load_suite(name)
-            print(f"{name:20s} {len(s.steps):3d} steps  {s.description.splitlines()[0]}")
+            runs = f"{'up to ' if s.has_rounds else ''}{plural(s.max_steps, 'fio run')}"
+            print(f"{name:16s} {runs:>21s}  {s.description.splitlines()[0]}")
 
 
 @suites_app.command("show")
 def suites_show(name: Annotated[str, typer.Argument(help="Suite name or file.")]) -> None:
-    """Print a suite's definition."""
-    from ..suite import resolve_suite_path
+    """Check a suite and print its definition (a file that does not validate: one error line
+    naming the file and what is wrong)."""
+    from ..errors import SuiteError
+    from ..suite import load_suite, resolve_suite_path
 
-    print(resolve_suite_path(name).read_text(), end="")
+    path = resolve_suite_path(name)
+    try:
+        load_suite(path)
+    except SuiteError as exc:
+        text = " ".join(str(exc).split())
+        raise SuiteError(text if str(path) in text else f"{path}: {text}") from None
+    print(path.read_text(), end="")

@@ -6,6 +6,7 @@ from typing import Annotated
 
 import typer
 
+from ..console import plural
 from ..errors import SsdlabError
 from . import app
 
@@ -49,7 +50,9 @@ def check(
     down = [i for i in infos if i.error]
     if down:
         listing = "; ".join(f"{i.server}: {i.error}" for i in down)
-        raise SsdlabError(f"{len(down)} of {len(infos)} fio servers did not answer ({listing})")
+        raise SsdlabError(
+            f"{len(down)} of {plural(len(infos), 'fio server')} did not answer ({listing})"
+        )
     mismatch = version_mismatch(infos, client)
     if mismatch:
         raise SsdlabError(mismatch)

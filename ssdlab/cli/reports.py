@@ -11,6 +11,7 @@ from typing import Annotated
 import typer
 from rich.markup import escape
 
+from ..console import plural
 from ..errors import InputError, SsdlabError
 from . import app, stderr
 
@@ -20,6 +21,13 @@ Figures = Annotated[
 ]
 Pdf = Annotated[
     bool, typer.Option("--pdf", help="Also print the report to PDF with the system Chromium.")
+]
+KeepNotebook = Annotated[
+    bool,
+    typer.Option(
+        "--keep-notebook",
+        help="Keep the executed notebook (NAME.executed.ipynb, about 1 MB) beside each report.",
+    ),
 ]
 
 
@@ -38,10 +46,54 @@ def report(
     ] = None,
     pdf: Pdf = False,
     figures: Figures = None,
+    keep_notebook: KeepNotebook = False,
 ) -> None:
-    """Render a drive review (one directory) or a comparison (several) as one offline HTML."""
-    from ..report.batch import ReportJob, render
+    """Render a drive review (one directory) or a comparison (several) as one offline HTML.
 
+    The root of a --hosts run (its fleet.json beside one results directory per host) renders
+    as a batch: a review of every host, their comparison and an index, in the directory
+    OUTPUT names without its .html."""
+    from ..report.batch import ReportJob, fleet_title, parent_of_runs, render
+    from ..report.notebooks import discard_notebooks
+
+    parent = parent_of_runs(results_dirs[0]) if len(results_dirs) == 1 else None
+    if parent is not None:
+        what, dirs = parent
+        root = results_dirs[0]
+        if what == "tree":
+            names = " ".join(str(d) for d in dirs[:3]) + (" ..." if len(dirs) > 3 else "")
+            raise InputError(
+                f"{root} is not a results directory (no manifest.json) but holds "
+                f"{plural(len(dirs), 'results directory', 'results directories')}: render "
+                f"them all with 'ssdlab batch {root} -o DIR' (a review each, a comparison and "
+                f"an index), or compare some with 'ssdlab report {names}'"
+            )
+        if subject is not None:
+            raise InputError("--subject picks the drive of a comparison, not of a fleet's batch")
+        out_dir = output.with_suffix("") if output.suffix == ".html" else output
+        if out_dir.resolve() == root.resolve():
+            raise InputError(
+                f"-o {output} would put the reports into the fleet's results; name another "
+                "file, e.g. -o fleet-report.html (the reports go into fleet-report/)"
+            )
+        what = "a review of each, their comparison" if len(dirs) > 1 else "its review"
+        stderr().print(
+            escape(
+                f"{root} is the root of a fleet run ({plural(len(dirs), 'host')}): rendering "
+                f"{what} and an index into {out_dir}"
+            ),
+            soft_wrap=True,
+            highlight=False,
+        )
+        return _batch(
+            root,
+            out_dir,
+            jobs=None,
+            title=title or fleet_title(root, dirs),
+            pdf=pdf,
+            figures=figures,
+            keep_notebook=keep_notebook,
+        )
     kind = "review" if len(results_dirs) == 1 else "comparison"
     if subject is not None and kind == "review":
         raise InputError(
@@ -50,11 +102,14 @@ def report(
         )
     job = ReportJob(kind, tuple(results_dirs), output, title=title, subject=subject)
     outcome = render(job, pdf=pdf, figures_dir=figures)
+    if not keep_notebook:
+        discard_notebooks(output)
     if not outcome.ok:
         raise SsdlabError(outcome.error or "report failed")
     if outcome.figures:
         stderr().print(
-            f"{len(outcome.figures) // 2} charts as PNG and SVG in {escape(str(figures))}",
+            f"{plural(len(outcome.figures) // 2, 'chart')} as PNG and SVG in "
+            f"{escape(str(figures))}",
             highlight=False,
         )
     print(output.resolve())
@@ -73,12 +128,36 @@ def batch(
     title: Annotated[str | None, typer.Option(help="Title of the index page.")] = None,
     pdf: Pdf = False,
     figures: Figures = None,
+    keep_notebook: KeepNotebook = False,
 ) -> None:
     """Review every results directory under RESULTS_ROOT, compare them, and link all reports
     from OUTPUT/index.html; failed reports are listed there with their errors."""
+    _batch(
+        results_root,
+        output,
+        jobs=jobs,
+        title=title,
+        pdf=pdf,
+        figures=figures,
+        keep_notebook=keep_notebook,
+    )
+
+
+def _batch(
+    results_root: Path,
+    output: Path,
+    *,
+    jobs: int | None,
+    title: str | None,
+    pdf: bool,
+    figures: Path | None,
+    keep_notebook: bool,
+) -> None:
+    """``ssdlab batch`` (and ``ssdlab report`` of a fleet root), with its progress."""
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
     from ..report.batch import DEFAULT_JOBS, ReportOutcome, run_batch
+    from ..report.notebooks import discard_notebooks
 
     columns = (
         TextColumn("rendering reports"),
@@ -114,9 +193,11 @@ def batch(
             on_done=on_done,
         )
     index = result.index.job.output
+    if not keep_notebook:
+        discard_notebooks(*(o.job.output for o in (*result.reports, result.index)))
     if result.failed:
         total = len(result.reports) + 1
-        raise SsdlabError(f"{len(result.failed)} of {total} reports failed; see {index}")
+        raise SsdlabError(f"{len(result.failed)} of {plural(total, 'report')} failed; see {index}")
     print(index.resolve())
 
 
@@ -127,7 +208,9 @@ def lab(
         Path, typer.Argument(help="Directory holding results directories.")
     ] = Path("."),
     port: Annotated[int | None, typer.Option(help="Port of the JupyterLab server.")] = None,
-    browser: Annotated[bool, typer.Option(help="Open a browser.")] = True,
+    no_browser: Annotated[
+        bool, typer.Option("--no-browser", help="Do not open a browser.")
+    ] = False,
 ) -> None:
     """Open JupyterLab on RESULTS_ROOT with the explore notebook (copied there once) and its
     catalog built; further options go to JupyterLab."""
@@ -147,7 +230,7 @@ def lab(
     ]
     if port is not None:
         args.append(f"--port={port}")
-    if not browser:
+    if no_browser:
         args.append("--no-browser")
     if os.geteuid() == 0:  # testers often run as root (block devices); JupyterLab refuses
         args.append("--allow-root")

@@ -1,4 +1,5 @@
-"""Telemetry commands: ``smart show``, ``power attach``/``power show``, ``endurance compare``."""
+"""Telemetry commands: ``smart show``/``smart import``, ``power attach``/``power show``,
+``endurance compare``."""
 
 from __future__ import annotations
 
@@ -12,6 +13,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 import typer
 from rich.markup import escape
 
+from ..console import plural
 from ..errors import InputError
 from . import app, stderr
 
@@ -114,6 +116,34 @@ def smart_show(
     _print_table(["Field", str(snapshot), str(snapshot2), "Delta"], rows)
 
 
+@smart_app.command("import")
+def smart_import(
+    paths: Annotated[list[Path], typer.Argument(help="Files or trees of SMART captures.")],
+    out: Annotated[Path, typer.Option("--out", "-o", help="New results directory.")],
+    jobs: Annotated[
+        int, typer.Option("--jobs", "-j", help="Processes reading the trees' top-level folders.")
+    ] = 1,
+) -> None:
+    """Import periodic SMART captures of many drives (smartctl -j, nvme-cli smart-log and OCP
+    JSON, smartctl_exporter dumps) into OUT/frames/smart_history.parquet: per drive and
+    snapshot, bytes written, WAF between snapshots and lifetime, wear, spare, errors."""
+    from ..telemetry.history import import_smart_history
+    from .core import _import_display
+
+    with _import_display() as display:
+        report = import_smart_history(paths, out, on_file=display.file, workers=jobs)
+    err = stderr()
+    for skipped in report.skipped:
+        err.print(f"skipped {escape(str(skipped))}", soft_wrap=True, highlight=False)
+    err.print(
+        f"{plural(report.drives, 'drive')}, {plural(report.snapshots, 'snapshot')} from "
+        f"{plural(report.files, 'file')}; skipped {plural(len(report.skipped), 'file')}",
+        soft_wrap=True,
+        highlight=False,
+    )
+    print(out)
+
+
 #: reader option -> the ``power attach`` option giving it
 READER_OPTIONS = {
     "columns": "--column",
@@ -166,7 +196,9 @@ def power_attach(
     tz: Annotated[
         str | None, typer.Option(help="ipmitool: time zone of IPMI timestamps (IANA name).")
     ] = None,
-    replace: Annotated[bool, typer.Option(help="Replace a trace the run already has.")] = False,
+    replace: Annotated[
+        bool, typer.Option("--replace", help="Replace a trace the run already has.")
+    ] = False,
 ) -> None:
     """Align a power trace recorded separately (wall-clock times) with the steps of a run."""
     from ..results import load_frames
@@ -188,7 +220,10 @@ def power_attach(
     )
     frame = load_frames(results_dir, ["power"])["power"]
     times = attached.frame["time_s"]
-    span = f"trace: {attached.frame.height} samples, epoch {times.min():.3f} .. {times.max():.3f} s"
+    span = (
+        f"trace: {plural(attached.frame.height, 'sample')}, epoch {times.min():.3f} .. "
+        f"{times.max():.3f} s"
+    )
     if frame["start_s"].drop_nulls().len():
         span += f"; steps {frame['start_s'].min():.3f} .. {frame['end_s'].max():.3f} s"
     stderr().print(span, soft_wrap=True, highlight=False)

@@ -5,16 +5,29 @@ running has reached a step; the hosts at the earliest step in suite order start 
 from __future__ import annotations
 
 import threading
+from typing import Protocol
 
-from ..execute import Display, RunInterrupted
+from ..console import plural
+from ..execute import RunInterrupted
 from ..manifest import StepRecord
 from ..suite import Rounds, Step, Suite
+
+
+class FleetDisplay(Protocol):
+    """What the gate shows: each step as the hosts start it, where it is in the suite."""
+
+    def start_step(self, label: str, planned_s: float, done_s: float | None = None) -> None: ...
+
+    def set_live(self, text: str) -> None: ...
+
+    def complete_step(self) -> None: ...
 
 
 class SuiteOrder:
     """Where a step is in suite order: (item, round, sub-step); unknown steps go last."""
 
     def __init__(self, suite: Suite):
+        self._items = list(suite.steps)
         self._position: dict[tuple[str | None, str], int] = {}
         for i, item in enumerate(suite.steps):
             self._position[(None, item.name)] = i
@@ -29,23 +42,49 @@ class SuiteOrder:
         item = self._position.get((None, block), last)
         return item, round_no, self._position.get((block, sub), last)
 
+    def planned_before(self, key: tuple[int, int, int]) -> float:
+        """Planned seconds of the suite before the step at ``key`` (round blocks before it
+        at their ``max`` rounds, as the display plans them)."""
+        item, round_no, sub = key
+        before = 0.0
+        for earlier in self._items[:item]:
+            before += earlier.planned_max_s if isinstance(earlier, Rounds) else earlier.planned_s
+        if item < len(self._items) and isinstance(block := self._items[item], Rounds):
+            before += max(0, round_no - 1) * block.round_s
+            before += sum(s.planned_s for s in block.steps[:sub])
+        return before
+
+    def label(self, record: StepRecord) -> str:
+        """The step as the display names it: a round's step with its round."""
+        item = self._position.get((None, record.block or ""), None)
+        if item is None or record.round is None:
+            return record.name
+        block = self._items[item]
+        assert isinstance(block, Rounds)
+        sub = record.name.removeprefix(f"{block.name}-r{record.round:02d}-")
+        return f"{block.name} round {record.round} of up to {block.max}: {sub}"
+
 
 class Gate:
     """Lockstep across hosts (see the module documentation)."""
 
-    def __init__(self, order: SuiteOrder, display: Display, hosts: int):
+    def __init__(self, order: SuiteOrder, display: FleetDisplay, hosts: int):
         self._cond = threading.Condition()
         self._order = order
         self._display = display
         self._total = self._active = hosts
-        self._waiting: dict[str, tuple[tuple[int, int, int], Step]] = {}
+        self._waiting: dict[str, tuple[tuple[int, int, int], Step, str]] = {}
+        self._running: set[str] = set()  # the hosts of the step running
+        self._batch = 0
         self._released: set[str] = set()
         self._aborted = False
 
     def wait(self, who: str, record: StepRecord, step: Step) -> None:
         """Block until ``who`` may start ``step``."""
         with self._cond:
-            self._waiting[who] = (self._order(record.name, record.block, record.round), step)
+            key = self._order(record.name, record.block, record.round)
+            self._waiting[who] = (key, step, self._order.label(record))
+            self._running.discard(who)
             self._release()
             while who not in self._released:
                 if self._aborted:
@@ -54,10 +93,20 @@ class Gate:
                 self._cond.wait()
             self._released.discard(who)
 
-    def leave(self) -> None:
+    def done(self, who: str) -> None:
+        """``who`` finished its step (the display counts the hosts still running it)."""
+        with self._cond:
+            if who in self._running:
+                self._running.discard(who)
+                self._show_running()
+
+    def leave(self, who: str | None = None) -> None:
         """A host is done (finished, failed or stopped): the others no longer wait for it."""
         with self._cond:
             self._active -= 1
+            if who in self._running:  # it stopped during its step
+                self._running.discard(who)
+                self._show_running()
             self._release()
 
     def abort(self) -> None:
@@ -68,13 +117,26 @@ class Gate:
     def _release(self) -> None:
         if self._aborted or not self._waiting or len(self._waiting) < self._active:
             return
-        first = min(key for key, _ in self._waiting.values())
-        batch = [who for who, (key, _) in self._waiting.items() if key == first]
-        step = self._waiting[batch[0]][1]
+        first = min(key for key, _, _ in self._waiting.values())
+        batch = [who for who, (key, _, _) in self._waiting.items() if key == first]
+        _, step, label = self._waiting[batch[0]]
         for who in batch:
             del self._waiting[who]
         self._released.update(batch)
+        self._running = set(batch)
+        self._batch = len(batch)
         self._display.start_step(
-            f"{step.name} on {len(batch)} of {self._total} hosts", step.planned_s
+            f"{label} on {len(batch)} of {plural(self._total, 'host')}",
+            step.planned_s,
+            done_s=self._order.planned_before(first),
         )
+        self._show_running()
         self._cond.notify_all()
+
+    def _show_running(self) -> None:
+        running = len(self._running)
+        self._display.set_live(
+            f"{running} of {self._batch} running" if running else f"{self._batch} done"
+        )
+        if not running:
+            self._display.complete_step()

@@ -26,6 +26,12 @@ a step, and the hosts at the earliest step in suite order start it together. A r
 host therefore catches up alone, and a host that is steady earlier in a round block waits
 for the others. fio's client never gives up on a server that stops answering, so a step that
 overruns its planned time by ``grace_s`` is stopped and marked failed.
+
+What the user sees: the gate starts each step on the fleet's display at its place in the
+suite (round blocks planned at their most rounds) and counts the hosts still running it; each
+host's results and round verdicts are lines prefixed with the host. fio's client prints no
+status line while it writes JSON (its ETA display is skipped for JSON output), so a step's
+progress is its time run against its planned time, not fio's own ETA or live rates.
 """
 
 from __future__ import annotations
@@ -40,12 +46,13 @@ from pathlib import Path
 
 from rich.console import Console
 
+from ..console import plural
 from ..errors import SsdlabError
 from ..execute import Display, FleetHook, RunHook, RunInterrupted, StepExecutor
 from ..fio import fio_version
 from ..manifest import Manifest, TargetInfo, now
 from ..progress import RunDisplay
-from ..runner import OnError, SuiteSteps, default_file_size
+from ..runner import OnError, SuiteSteps, check_job_files, default_file_size
 from ..session import guard_run, open_manifest, stamp, target_differences
 from ..suite import Rounds, Step, Suite
 from ..sysinfo import HostInfo
@@ -81,22 +88,31 @@ def _with_filesize(suite: Suite, size_bytes: int) -> Suite:
 
 class _HostDisplay:
     """A host's messages on the fleet's display, prefixed with the host; progress is the
-    fleet's (the gate starts each step), so the runner's progress calls do nothing here."""
+    fleet's (the gate starts each step where it is in the suite and counts the hosts still
+    running it), so the runner's other progress calls do nothing here."""
 
-    def __init__(self, display: Display, name: str):
+    def __init__(self, display: Display, name: str, gate: Gate, who: str):
         self._display = display
         self._name = name
+        self._gate = gate
+        self._who = who
 
     def print(self, message: str) -> None:
         self._display.print(f"{self._name}: {message}")
 
-    end_step = print
+    def end_step(self, message: str) -> None:
+        self.print(message)
+        self._gate.done(self._who)
 
     def start_step(self, label: str, planned_s: float) -> None:
         """Steps start through the gate, which reports them for the whole fleet."""
 
     def add_planned(self, seconds: float) -> None:
-        """The fleet's plan does not grow per host."""
+        """The fleet plans every round block at its most rounds; one host's early end
+        does not shorten it (the next step's place in the suite moves the bar on)."""
+
+    def skip(self, seconds: float) -> None:
+        """The bar starts at the step the hosts resume at (its place in the suite)."""
 
 
 @dataclass
@@ -125,7 +141,7 @@ class _Member:
         except BaseException as exc:  # a bug: reported by run_fleet once every host is done
             self.error, self.crash = f"internal error: {exc!r}", exc
         finally:
-            self.gate.leave()
+            self.gate.leave(self.host.dirname)
             self.finished.set()
 
 
@@ -269,10 +285,15 @@ def run_fleet(
             _same_target(out_root / h.dirname, manifests[h.dirname], targets[h])
         file_bytes = target_size or default_file_size(suite, scale)
         sized = _with_filesize(suite, file_bytes)  # fio lays out a writing suite's files
+        if reached:  # every job file parsed by this machine's fio before any host runs one
+            problems = check_job_files(sized, targets[reached[0]].path)
+            if problems:
+                more = f" (and {plural(len(problems) - 1, 'other step')})" * (len(problems) > 1)
+                raise SsdlabError(problems[0] + more)
 
         entries: dict[str, tuple[ServerInfo | None, str | None]] = {}
         display = RunDisplay(
-            f"suite {suite.name} on {len(pending)} hosts", suite.planned_s, console
+            f"suite {suite.name} on {plural(len(pending), 'host')}", suite.planned_max_s, console
         )
         order = SuiteOrder(suite)
         gate = Gate(order, display, len(reached))
@@ -303,7 +324,7 @@ def run_fleet(
             executor = StepExecutor(
                 manifest,
                 out,
-                _HostDisplay(display, host.name),
+                _HostDisplay(display, host.name, gate, host.dirname),
                 FioClient(clients, host),
                 member_hooks,
             )
@@ -362,7 +383,8 @@ def run_fleet(
         if failed:
             listing = "; ".join(f"{h.name}: {error}" for h, error in failed)
             raise FleetFailed(
-                f"{len(failed)} of {len(hosts)} hosts failed ({listing}); every host's results are "
-                f"in {out_root} (run the same command again to resume the failed hosts)"
+                f"{len(failed)} of {plural(len(hosts), 'host')} failed ({listing}); every "
+                f"host's results are in {out_root} (run the same command again to resume the "
+                "failed hosts)"
             )
         return load_fleet(out_root)

@@ -15,6 +15,8 @@ A last line cut short (no line end: the run was killed or the disk filled) is dr
 from __future__ import annotations
 
 import io
+import warnings
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -24,7 +26,7 @@ import polars as pl
 from ..errors import InputError
 from ..units import percentile_name
 from ..vocab import DIRECTIONS
-from .fio_log import cut_problem, split_partial
+from .fio_log import cut_problem, line_chunks, split_partial
 from .text import read_bytes
 
 PLAT_BITS = 6
@@ -80,93 +82,261 @@ def parser_bin_values(n_bins: int) -> np.ndarray:
     return (lower + (upper - lower) * 0.5) * (1000.0 if major == 2 else 1.0)
 
 
-def _check_rows(wide: pl.DataFrame, path: Path) -> None:
-    """InputError naming the first row that no fio histogram log holds: a missing field, a
-    direction other than 0-2 (read, write, trim), a negative time or block size, or a bin
-    count below 0 or of 2**53 and more (beyond exact float arithmetic)."""
-    bins = [c for c in wide.columns if c.startswith("b") and c != "bs_bytes"]
-    checks = {
-        "a missing field": pl.any_horizontal(pl.all().is_null()),
-        "a direction other than 0-2": ~pl.col("ddir").is_between(0, 2),
-        "a negative time or block size": (pl.col("time_ms") < 0) | (pl.col("bs_bytes") < 0),
-        "a negative bin count": pl.any_horizontal(pl.col(bins) < 0),
-        "a bin count of 2**53 or more": pl.any_horizontal(pl.col(bins) >= 2**53),
-    }
-    found = wide.select(**{why: test.arg_true().min() for why, test in checks.items()}).row(0)
-    rows = {why: row for why, row in zip(checks, found, strict=True) if row is not None}
-    if rows:
-        why = min(rows, key=rows.__getitem__)
-        raise InputError(f"{path}: line {rows[why] + 1}: {why}, not a fio histogram log row")
+#: rows of a histogram log parsed at a time (times its columns: the int64 cells in memory)
+CHUNK_CELLS = 2**22
+_CHECKS = (
+    "a direction other than 0-2",
+    "a negative time or block size",
+    "a negative bin count",
+    "a bin count of 2**53 or more",
+)
+
+
+def _parse_checked(chunk: bytes, schema: dict, path: Path, line: int) -> np.ndarray:
+    """Whole lines the fast parse could not take, parsed field by field: InputError naming
+    what is malformed or the first row with a missing field."""
+    try:
+        wide = pl.read_csv(
+            io.BytesIO(chunk), has_header=False, schema=schema, truncate_ragged_lines=True
+        )
+    except pl.exceptions.PolarsError as exc:
+        raise InputError(f"{path}: malformed histogram log: {str(exc).splitlines()[0]}") from None
+    missing = wide.select(pl.any_horizontal(pl.all().is_null()).arg_true().min()).item()
+    if missing is not None:
+        raise InputError(
+            f"{path}: line {line + missing}: a missing field, not a fio histogram log row"
+        )
+    return wide.to_numpy()
+
+
+def _lines_hold(chunk: bytes, n_rows: int, n_cols: int) -> bool:
+    """Whether each of the ``n_rows`` lines of ``chunk`` holds ``n_cols`` fields."""
+    text = np.frombuffer(chunk, np.uint8)
+    delims = text[(text == ord(",")) | (text == ord("\n"))]
+    return delims.size == n_rows * n_cols and bool(
+        (delims.reshape(n_rows, n_cols)[:, -1] == ord("\n")).all()
+    )
+
+
+def _rows(chunk: bytes, schema: dict, path: Path, line: int) -> np.ndarray:
+    """Whole lines of a histogram log (the first is line ``line``) as an int64 array, a row
+    per line; InputError naming the first line that no fio histogram log holds: a missing
+    field, a direction other than 0-2 (read, write, trim), a negative time or block size, or
+    a bin count below 0 or of 2**53 and more (beyond exact float arithmetic)."""
+    n_rows, n_cols = chunk.count(b"\n"), len(schema)
+    try:  # fast: numbers only; anything else (or a row of another length) goes field by field
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            flat = np.fromstring(chunk[:-1].replace(b"\n", b","), dtype=np.int64, sep=",")
+    except ValueError:
+        flat = np.zeros(0, np.int64)
+    rows = (
+        flat.reshape(n_rows, n_cols)
+        if flat.size == n_rows * n_cols and _lines_hold(chunk, n_rows, n_cols)
+        else _parse_checked(chunk, schema, path, line)
+    )
+    counts = rows[:, 3:]
+    tests = (
+        (rows[:, 1] < 0) | (rows[:, 1] > 2),
+        (rows[:, 0] < 0) | (rows[:, 2] < 0),
+        (counts < 0).any(axis=1),
+        (counts >= 2**53).any(axis=1),
+    )
+    bad = {why: int(np.argmax(t)) for why, t in zip(_CHECKS, tests, strict=True) if t.any()}
+    if bad:
+        why = min(bad, key=bad.__getitem__)
+        raise InputError(f"{path}: line {line + bad[why]}: {why}, not a fio histogram log row")
+    return rows
+
+
+def _sparse(rows: np.ndarray, first_row: int) -> pl.DataFrame:
+    """The non-zero bins of rows of a histogram log (numbered from ``first_row``), long."""
+    row, col = np.nonzero(rows[:, 3:])
+    return pl.DataFrame(
+        {
+            "row": row + first_row,
+            "time_ms": rows[row, 0],
+            "ddir": rows[row, 1],
+            "bs_bytes": rows[row, 2],
+            "bin": col,
+            "count": rows[row, col + 3],
+        }
+    )
 
 
 def read_fio_hist_log(path: str | Path) -> tuple[pl.DataFrame, dict[str, Any]]:
     """Read a histogram log into the long canonical frame plus metadata
     (``fio_major``, ``coarseness``, ``n_bins``, ``epoch``, ``intervals``, ``partial_lines``:
     0, or 1 when a last line cut short was dropped). A log cut inside its first line holds
-    no row: it reads as an empty log (of fio 3.x's bins)."""
+    no row: it reads as an empty log (of fio 3.x's bins). Parsed a bounded number of rows
+    at a time (:data:`CHUNK_CELLS`): memory holds the non-zero bins, not the file."""
     path = Path(path)
-    raw, tail = split_partial(read_bytes(path))
-    first = raw.split(b"\n", 1)[0]
+    head = read_bytes(path, 2**16)  # a FIFO or a device is refused unread
+    first = head.split(b"\n", 1)[0]
     if b"\0" in first:
         raise InputError(f"{path}: binary file, not a fio histogram log")
-    if why := cut_problem(raw, tail):
-        raise InputError(f"{path}: {why}")
-    n_cols = first.count(b",") + 1
-    if not first.strip():
-        n_cols = 3 + GROUPS[3] * PLAT_VAL
+    n_cols = first.count(b",") + 1 if b"\n" in head else 3 + GROUPS[3] * PLAT_VAL
     try:
         major, coarseness = bin_layout(n_cols - 3)
     except ValueError as exc:
         raise InputError(f"{path}: line 1 is not a fio histogram log row: {exc}") from None
-    lower, upper = bin_edges(n_cols - 3)
     schema = {"time_ms": pl.Int64, "ddir": pl.Int64, "bs_bytes": pl.Int64}
     schema |= {f"b{i}": pl.Int64 for i in range(n_cols - 3)}
-    if first.strip():
-        try:
-            wide = pl.read_csv(
-                io.BytesIO(raw), has_header=False, schema=schema, truncate_ragged_lines=True
-            )
-        except pl.exceptions.PolarsError as exc:
-            raise InputError(
-                f"{path}: malformed histogram log: {str(exc).splitlines()[0]}"
-            ) from None
-    else:
-        wide = pl.DataFrame(schema=schema)
-    edges = pl.DataFrame(
-        {"bin": np.arange(n_cols - 3), "lat_lo_ns": lower, "lat_hi_ns": upper},
-        schema={"bin": pl.Int64, "lat_lo_ns": pl.Float64, "lat_hi_ns": pl.Float64},
-    )
-    _check_rows(wide, path)
-    long = wide.with_row_index("row").unpivot(
-        index=["row", "time_ms", "ddir", "bs_bytes"], variable_name="bin", value_name="count"
-    )
-    frame = (
-        long.filter(pl.col("count") > 0)
-        .with_columns(pl.col("bin").str.slice(1).cast(pl.Int64))
-        .join(edges, on="bin", how="left")
-        .sort("row", "bin")
-        .select(
-            "time_ms",
-            pl.col("ddir")
-            .replace_strict(dict(enumerate(DIRECTIONS)), default=None, return_dtype=pl.String)
-            .alias("direction"),
-            "bs_bytes",
-            "bin",
-            "lat_lo_ns",
-            "lat_hi_ns",
-            "count",
-        )
+    parts, line, tail = [], 1, b""
+    try:
+        for chunk in line_chunks(str(path), max(2**16, CHUNK_CELLS // n_cols * len(first))):
+            chunk, tail = split_partial(chunk)  # b"" but at the file's end
+            if chunk:
+                parts.append(_sparse(_rows(chunk, schema, path, line), line - 1))
+                line += chunk.count(b"\n")
+    except OSError as exc:
+        raise InputError(f"{path}: cannot read: {exc.strerror}") from None
+    if why := cut_problem(b"", tail, line):
+        raise InputError(f"{path}: {why}")
+    lower, upper = bin_edges(n_cols - 3)
+    sparse = pl.concat(parts) if parts else _sparse(np.zeros((0, n_cols), np.int64), 0)
+    times = sparse["time_ms"]
+    frame = sparse.select(
+        "time_ms",
+        pl.col("ddir")
+        .replace_strict(dict(enumerate(DIRECTIONS)), default=None, return_dtype=pl.String)
+        .alias("direction"),
+        "bs_bytes",
+        "bin",
+        lat_lo_ns=pl.Series(lower).gather(sparse["bin"]),
+        lat_hi_ns=pl.Series(upper).gather(sparse["bin"]),
+        count="count",
     )
     meta = {
         "path": str(path),
         "fio_major": major,
         "coarseness": coarseness,
         "n_bins": n_cols - 3,
-        "epoch": bool(wide.height) and wide["time_ms"].min() >= 10**12,
-        "intervals": wide.height,
+        "epoch": bool(times.len()) and times.min() >= 10**12,
+        "intervals": line - 1,
         "partial_lines": int(bool(tail)),
     }
     return frame, meta
+
+
+def interval_end_ms(interval_ms: int | pl.Expr) -> pl.Expr:
+    """The end of the interval a histogram row belongs to, as ``fiologparser_hist.py`` puts
+    it: rows whose time + 10 ms falls before the end of an interval are counted in it."""
+    return ((pl.col("time_ms") + 10) // interval_ms + 1) * interval_ms
+
+
+def interval_stats(
+    hist: pl.DataFrame,
+    n_bins: int,
+    by: Sequence[str],
+    percentiles: Sequence[float],
+    thresholds_ns: Sequence[float] = (),
+) -> pl.DataFrame:
+    """Latency statistics of histogram rows (``bin``, ``count``) summed per ``by``, as
+    ``fiologparser_hist.py --noweight`` computes them: ``samples``, ``lat_min_ns``,
+    ``lat_mean_ns``, ``lat_pXX_ns`` (numpy's ``interp`` on the CDF of bin midpoints over
+    every bin, empty ones included) and ``lat_max_ns``, using the tool's bin values
+    (:func:`parser_bin_values`). Rows of any number of files add up (a job's threads).
+
+    ``frac_over_<T>ns`` is the share of I/Os in bins whose upper edge is above T: a bin that
+    straddles T counts as over, so the share is an upper bound, too high by at most that one
+    bin's share (bins are ~1/64 of their latency wide). Computed from the non-zero bins
+    alone (:func:`_stats`): time and memory follow the bins that hold I/Os, not the layout.
+    """
+    by = list(by)
+    summed = (
+        hist.group_by(*by, "bin")
+        .agg(pl.col("count").sum())
+        .filter(pl.col("count") > 0)
+        .sort(*by, "bin")
+    )
+    keys = summed.select(*by, group=pl.struct(by).rle_id()).with_row_index("at")
+    groups = keys.unique("group", keep="first", maintain_order=True)
+    stats = _stats(
+        groups["at"].to_numpy().astype(np.int64),
+        summed["bin"].to_numpy(),
+        summed["count"].to_numpy().astype(float),
+        n_bins,
+        percentiles,
+        thresholds_ns,
+    )
+    names = [f"lat_{percentile_name(p)}_ns" for p in percentiles]
+    order = ["samples", "lat_min_ns", "lat_mean_ns", *names, "lat_max_ns"]
+    order += [f"frac_over_{t:g}ns" for t in thresholds_ns]
+    frame = pl.DataFrame({name: stats[name] for name in order})
+    frame = frame.with_columns(pl.col("samples").cast(pl.Int64))
+    return groups.select(by).hstack(frame)
+
+
+def _stats(
+    starts: np.ndarray,
+    bins: np.ndarray,
+    counts: np.ndarray,
+    n_bins: int,
+    percentiles: Sequence[float],
+    thresholds_ns: Sequence[float],
+) -> dict[str, np.ndarray]:
+    """The statistics of :func:`interval_stats` of groups of non-zero bins (``bins``,
+    ``counts``; sorted, each group from its index in ``starts``).
+
+    The CDF over every bin is a point per non-zero bin (its midpoint) joined by flat runs
+    over the empty bins: numpy's ``interp`` needs only the non-zero bins' points and the
+    ends of those runs (the last empty bin before a non-zero one, the first after it).
+    """
+    values, upper = parser_bin_values(n_bins), bin_edges(n_bins)[1]
+    if not len(starts):
+        return {name: np.zeros(0) for name in _stat_names(percentiles, thresholds_ns)}
+    sizes = np.diff(np.append(starts, len(bins)))
+    total = np.add.reduceat(counts, starts)
+    last = starts + sizes - 1
+    out = {
+        "samples": total,
+        "lat_min_ns": values[bins[starts]],
+        "lat_mean_ns": np.add.reduceat(counts * values[bins], starts) / total,
+        "lat_max_ns": values[bins[last]],
+    }
+    group = np.repeat(np.arange(len(starts)), sizes)
+    done = np.cumsum(counts)
+    before = done - counts - np.repeat(done[starts] - counts[starts], sizes)  # in the group
+    t = np.repeat(total, sizes)
+    first_of = np.zeros(len(bins), bool)
+    first_of[starts] = True
+    last_of = np.zeros(len(bins), bool)
+    last_of[last] = True
+    gap_before = (bins > 0) & (first_of | (np.diff(bins, prepend=-1) > 1))
+    gap_after = (bins < n_bins - 1) & (last_of | (np.diff(bins, append=n_bins + 1) > 1))
+    point_group = np.concatenate([group, group[gap_before], group[gap_after]])
+    point_bin = np.concatenate([bins, bins[gap_before] - 1, bins[gap_after] + 1])
+    cdf = np.concatenate(
+        [
+            100.0 * (before + counts / 2.0) / t,
+            100.0 * before[gap_before] / t[gap_before],
+            100.0 * (before + counts)[gap_after] / t[gap_after],
+        ]
+    )
+    order = np.lexsort((point_bin, point_group))
+    point_bin, cdf, point_group = point_bin[order], cdf[order], point_group[order]
+    point_starts = np.searchsorted(point_group, np.arange(len(starts)))
+    point_last = np.append(point_starts[1:], len(cdf)) - 1
+    at = values[point_bin]
+    for p in percentiles:  # interp: the last point at or below p, and the next one
+        j = point_starts + np.add.reduceat((cdf <= p).astype(np.int64), point_starts) - 1
+        inside = (j >= point_starts) & (j < point_last)
+        k = np.where(inside, j, 0)
+        x0, x1 = cdf[k], cdf[np.minimum(k + 1, len(cdf) - 1)]
+        slope = (at[np.minimum(k + 1, len(cdf) - 1)] - at[k]) / np.where(inside, x1 - x0, 1.0)
+        edge = np.where(j < point_starts, values[0], at[np.maximum(j, 0)])
+        out[f"lat_{percentile_name(p)}_ns"] = np.where(inside, slope * (p - x0) + at[k], edge)
+    for threshold in thresholds_ns:
+        over = np.add.reduceat(np.where(upper[bins] > threshold, counts, 0.0), starts)
+        out[f"frac_over_{threshold:g}ns"] = over / total
+    return out
+
+
+def _stat_names(percentiles: Sequence[float], thresholds_ns: Sequence[float]) -> list[str]:
+    names = ["samples", "lat_min_ns", "lat_mean_ns", "lat_max_ns"]
+    names += [f"lat_{percentile_name(p)}_ns" for p in percentiles]
+    return names + [f"frac_over_{t:g}ns" for t in thresholds_ns]
 
 
 def hist_intervals(
@@ -176,43 +346,8 @@ def hist_intervals(
     percentiles: tuple[float, ...] = (50.0, 90.0, 95.0, 99.0),
     thresholds_ns: tuple[float, ...] = (),
 ) -> pl.DataFrame:
-    """Latency statistics per interval and direction, as ``fiologparser_hist.py --noweight``
-    computes them: rows (of any number of files, e.g. numjobs clones) whose time + 10 ms falls
-    before an interval's end are summed into it; ``end_ms``, ``samples``, ``lat_min_ns``,
-    ``lat_mean_ns``, ``lat_pXX_ns`` (interpolated on the mid-bin CDF) and ``lat_max_ns`` use
-    the tool's bin values (:func:`parser_bin_values`).
-
-    ``frac_over_<T>ns`` is the share of I/Os in bins whose upper edge is above T: a bin that
-    straddles T counts as over, so the share is an upper bound, too high by at most that one
-    bin's share (bins are ~1/64 of their latency wide).
-    """
-    values = parser_bin_values(n_bins)
-    upper = bin_edges(n_bins)[1]
-    summed = (
-        hist.with_columns(end_ms=((pl.col("time_ms") + 10) // interval_ms + 1) * interval_ms)
-        .group_by("end_ms", "direction", "bin")
-        .agg(pl.col("count").sum())
-        .sort("end_ms", "direction", "bin")
-    )
-    rows = []
-    for (end_ms, direction), g in summed.group_by("end_ms", "direction", maintain_order=True):
-        bins = g["bin"].to_numpy()
-        counts = np.zeros(n_bins)
-        counts[bins] = g["count"].to_numpy()
-        total = counts.sum()
-        row: dict[str, Any] = {
-            "end_ms": end_ms,
-            "direction": direction,
-            "samples": int(total),
-            "lat_min_ns": float(values[bins[0]]),
-            "lat_mean_ns": float((values * counts).sum() / total),
-        }
-        # the tool's CDF runs over every bin, empty ones included
-        cdf = 100.0 * (np.cumsum(counts) - counts / 2.0) / total
-        for p in percentiles:
-            row[f"lat_{percentile_name(p)}_ns"] = float(np.interp(p, cdf, values))
-        row["lat_max_ns"] = float(values[bins[-1]])
-        for t in thresholds_ns:
-            row[f"frac_over_{t:g}ns"] = float(counts[upper > t].sum() / total)
-        rows.append(row)
-    return pl.DataFrame(rows)
+    """Latency statistics per interval of ``interval_ms`` (``end_ms``) and direction of
+    histogram log rows (of any number of files, e.g. numjobs clones): :func:`interval_stats`
+    of the rows :func:`interval_end_ms` puts in each interval."""
+    ends = hist.with_columns(end_ms=interval_end_ms(interval_ms))
+    return interval_stats(ends, n_bins, ("end_ms", "direction"), percentiles, thresholds_ns)

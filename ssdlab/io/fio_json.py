@@ -1,7 +1,8 @@
 """fio JSON / json+ output (``--output-format=json`` or ``json+``).
 
 Units of the canonical columns: latencies in nanoseconds (fio 2.x microsecond fields are
-converted), bandwidth in bytes/s, sizes in bytes, runtime in seconds, CPU in percent.
+converted), bandwidth in bytes/s, sizes in bytes, runtime in seconds, CPU in percent (fio's
+``usr_cpu``/``sys_cpu`` are ``usr_cpu_pct``/``sys_cpu_pct``: every column names its unit).
 
 Every value is checked where it is read: a wrong type, a negative, NaN or infinite number
 (fio writes none of them), a count beyond 64-bit or a percentile outside 0..100 rejects the
@@ -294,7 +295,7 @@ def _job_rows(
         "hostname": _text(job, "hostname", where),
         "error": _count(job, "error", where) or 0,
     }
-    cpu = {"usr_cpu": _number(job, "usr_cpu", where), "sys_cpu": _number(job, "sys_cpu", where)}
+    cpu = {f"{key}_pct": _number(job, key, where) for key in ("usr_cpu", "sys_cpu")}
     rows, pct_rows, bin_rows = [], [], []
     for direction in DIRECTIONS:
         if job.get(direction) is None:

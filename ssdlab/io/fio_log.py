@@ -367,7 +367,7 @@ def _sum(rows: pl.DataFrame, *by: str) -> pl.DataFrame:
     )
 
 
-def _chunks(path: str, size: int) -> Iterator[bytes]:
+def line_chunks(path: str, size: int) -> Iterator[bytes]:
     """A regular file's bytes about ``size`` at a time, each chunk but the last ending with a
     line end (the last ends where the file does)."""
     pending = read_bytes(Path(path), size)  # a FIFO or a device is refused unread
@@ -398,7 +398,7 @@ def per_io_sums(
     line = 1
     tail = b""
     try:
-        for chunk in _chunks(path, chunk_bytes or CHUNK_BYTES):
+        for chunk in line_chunks(path, chunk_bytes or CHUNK_BYTES):
             chunk, tail = split_partial(chunk)  # b"" but at the file's end
             if not schema:
                 first = _first_line(chunk)

@@ -214,6 +214,42 @@ def run_batch(
     return BatchResult(reports, index)
 
 
+def parent_of_runs(path: Path) -> tuple[str, list[Path]] | None:
+    """What ``path`` holds when it is no results directory itself but a parent of some:
+    ``("fleet", dirs)`` for the root of a ``--hosts`` run (``fleet.json``: one results
+    directory per host and target), ``("tree", dirs)`` for any other directory holding
+    results directories; None for a results directory (or a path holding none)."""
+    from ..layout import FLEET_FILE
+
+    if not path.is_dir() or (path / MANIFEST).exists():
+        return None
+    if (path / FLEET_FILE).is_file():
+        from ..fleet.store import load_fleet
+
+        try:
+            dirs = [d for d in load_fleet(path).results_dirs if (d / MANIFEST).exists()]
+        except SsdlabError:
+            dirs = []
+        return ("fleet", dirs or find_results(path))
+    try:
+        dirs = find_results(path)
+    except InputError:
+        return None
+    return ("tree", dirs) if dirs else None
+
+
+def fleet_title(root: Path, dirs: Sequence[Path]) -> str:
+    """The index title of a fleet root's reports."""
+    from ..console import plural
+
+    try:
+        suite = Manifest.load(dirs[0]).suite if dirs else None
+    except SsdlabError:
+        suite = None
+    what = f"suite {suite} on " if suite else ""
+    return f"Fleet run {root.resolve().name}: {what}{plural(len(dirs), 'host')}"
+
+
 def _review_title(results_dir: Path) -> str | None:
     try:
         return review_title(Manifest.load(results_dir))

@@ -216,3 +216,99 @@ def network_requests(html_path: Path | str, *, timeout_s: float = TIMEOUT_S) -> 
         if not requested.startswith(LOCAL_SCHEMES) and requested not in urls:
             urls.append(requested)
     return urls
+
+
+#: what :func:`layout_problems` runs in each page: text that overflows its box, tables wider
+#: than the page outside a scroll container, and sections (h2) that show nothing
+LAYOUT_CHECK = r"""
+function ssdlabLayout(doc) {
+  const win = doc.defaultView, out = {overflows: [], wide: [], scrolled: [], sections: []};
+  const page = doc.documentElement.clientWidth;
+  const scrolls = (el) => ["auto", "scroll"].includes(win.getComputedStyle(el).overflowX);
+  const inScroller = (el) => {
+    for (let p = el.parentElement; p; p = p.parentElement) if (scrolls(p)) return p;
+    return null;
+  };
+  const name = (el) => el.tagName.toLowerCase() +
+    (el.className && el.className.baseVal === undefined
+    ? "." + String(el.className).trim().split(/\s+/).join(".") : "");
+  const full = (el) => (el.textContent || "").trim().replace(/\s+/g, " ");
+  const text = (el) => full(el).slice(0, 80);
+  if (doc.documentElement.scrollWidth > page + 1)
+    out.overflows.push({element: "html", text: "page wider than the window",
+                        scroll: doc.documentElement.scrollWidth, client: page});
+  for (const el of doc.querySelectorAll(".ssdlab-page *")) {
+    if (el.closest("svg, script, style")) continue;
+    const style = win.getComputedStyle(el);
+    if (["inline", "none", "contents"].includes(style.display) || scrolls(el)) continue;
+    if (el.tagName === "TABLE" || el.closest("table")) continue;  // tables: checked below
+    if (el.scrollWidth > el.clientWidth + 1 && el.clientWidth > 0)
+      out.overflows.push({element: name(el), text: text(el), scroll: el.scrollWidth,
+                          client: el.clientWidth});
+  }
+  for (const table of doc.querySelectorAll(".ssdlab-main table")) {
+    const box = table.getBoundingClientRect(), scroller = inScroller(table);
+    if (scroller && table.scrollWidth > scroller.clientWidth + 1)
+      out.scrolled.push({text: text(table), width: Math.round(box.width),
+                         box: scroller.clientWidth});
+    else if (!scroller && (box.right > page + 1 || box.left < -1))
+      out.wide.push({text: text(table), width: Math.round(box.width), page: page});
+  }
+  let current = null;
+  const shown = ".ssdlab-main :is(h2, .ssdlab-missing, .ssdlab-findings li, " +
+    ".ssdlab-chart svg.marks, .ssdlab-chart img, table tbody tr)";
+  for (const el of doc.querySelectorAll(shown)) {
+    if (el.tagName === "H2") {
+      current = {heading: text(el).replace(/¶$/, ""), content: [], missing: []};
+      out.sections.push(current);
+    } else if (current && el.classList.contains("ssdlab-missing")) {
+      current.missing.push(full(el));
+    } else if (current) {
+      current.content.push(el.tagName.toLowerCase());
+    }
+  }
+  return out;
+}
+"""
+
+
+def layout_problems(
+    html_paths: list[Path], *, width: int = 1280, timeout_s: float = 240
+) -> list[dict[str, Any]]:
+    """Load every page in one headless Chromium at ``width`` px (each in a frame of the same
+    probe page) after its charts are drawn, and report per page what :data:`LAYOUT_CHECK`
+    finds: ``overflows``, ``wide`` tables, ``scrolled`` tables and ``sections``."""
+    urls = [_url(p) for p in html_paths]
+    with _profile() as profile:
+        probe = profile / "layout.html"
+        frames = "".join(
+            f"<iframe src='{url}' style='border:0;width:{width}px;height:900px'></iframe>"
+            for url in urls
+        )
+        probe.write_text(
+            "<!DOCTYPE html><meta charset='utf-8'><body style='margin:0'>"
+            f"{frames}<pre id='out'></pre><script>{LAYOUT_CHECK}\n"
+            "onload = () => setTimeout(() => { const found = [];"
+            " for (const f of document.querySelectorAll('iframe'))"
+            "   found.push(ssdlabLayout(f.contentDocument));"
+            " document.getElementById('out').textContent = JSON.stringify(found); }, 3000);"
+            "</script></body>",
+            encoding="utf-8",
+        )
+        args = [
+            f"--virtual-time-budget={RENDER_BUDGET_MS * 3}",
+            "--allow-file-access-from-files",
+            f"--window-size={width + 40},1000",
+            "--dump-dom",
+            probe.as_uri(),
+        ]
+        dom = _run(args, profile, timeout_s=timeout_s, what="checking the layout of the pages")
+    start = dom.find('<pre id="out">')
+    if start < 0:
+        raise ReportError("the layout check wrote no result")
+    import html as html_lib
+
+    text = dom[start + len('<pre id="out">') : dom.index("</pre>", start)]
+    if not text.strip():
+        raise ReportError("the layout check did not finish (pages still loading?)")
+    return json.loads(html_lib.unescape(text))

@@ -13,8 +13,25 @@ from . import render_report
 
 
 def review_title(manifest: Manifest) -> str:
-    """The default title of a run's review."""
-    return f"{manifest.label}: {manifest.suite} suite"
+    """The default title of a run's review; a scaled run says so in it (at the top of the
+    page, before any figure is read)."""
+    title = f"{manifest.label}: {manifest.suite} suite"
+    if manifest.scale != 1:
+        title += f" (scaled run: {manifest.scale:g} × durations and sizes)"
+    return title
+
+
+def executed_notebook(output_html: Path) -> Path:
+    """Where :func:`~ssdlab.report.render_report` keeps a report's executed notebook."""
+    return output_html.with_suffix(".executed.ipynb")
+
+
+def discard_notebooks(*outputs_html: Path) -> None:
+    """Remove the executed notebooks (about 1 MB each) kept beside these HTML reports: a
+    report is one HTML file; ``ssdlab report --keep-notebook`` keeps them. Run after
+    anything that reads them (``--figures``)."""
+    for output in outputs_html:
+        executed_notebook(output).unlink(missing_ok=True)
 
 
 def comparison_title(names: Sequence[str]) -> str:

@@ -7,6 +7,7 @@ order of :data:`SECTIONS`. The figures come from :class:`~ssdlab.analysis.Compar
 
 from __future__ import annotations
 
+import html
 from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import cached_property
@@ -17,7 +18,8 @@ import altair as alt
 import polars as pl
 
 from .. import charts, findings
-from ..analysis.compare import ComparisonAnalysis, mix_tests
+from ..analysis.compare import CONDITIONS as CONDITION_NAMES
+from ..analysis.compare import ComparisonAnalysis, same_runs
 from ..analysis.drive import DriveAnalysis
 from ..analysis.latency import percentile_curves
 from ..errors import InputError
@@ -67,16 +69,20 @@ def check_subject(names: list[str], subject: str | None) -> str:
 
 @dataclass(eq=False)
 class Comparison:
-    """Several loaded results directories, named for display, with the subject drive."""
+    """Several loaded results directories, named for display, with the subject drive;
+    ``like_for_like`` (the default) compares only cells whose workload parameters are equal."""
 
     runs: list[Results]
     names: list[str]
     subject: str
+    like_for_like: bool = True
 
     @cached_property
     def analysis(self) -> ComparisonAnalysis:
         """The runs' figures and scores."""
-        return ComparisonAnalysis([DriveAnalysis(r) for r in self.runs], self.names)
+        return ComparisonAnalysis(
+            [DriveAnalysis(r) for r in self.runs], self.names, self.subject, self.like_for_like
+        )
 
     def ranked(self, test: str) -> alt.LayerChart:
         """The ranked bar chart of one test."""
@@ -93,13 +99,44 @@ class Comparison:
         rows = self.analysis.scores.filter(pl.col("group") == group)
         return rows["test"].unique(maintain_order=True).to_list(), findings.leads(rows)
 
+    @cached_property
+    def warnings(self) -> list[str]:
+        """What is not like for like: the runs' differing parameters, a run compared with
+        itself, and parameters imported runs did not record."""
+        found = findings.like_for_like(d.as_dict() for d in self.analysis.differences)
+        repeated = same_runs(self.runs)
+        if repeated:
+            found.insert(
+                0,
+                f"Not like for like: run {', '.join(repeated)} is compared with itself "
+                "(the same results directory given twice); its figures are not a second drive.",
+            )
+        return found
 
-def load_comparison(results_dirs: Sequence[str | Path], subject: str | None = None) -> Comparison:
+
+def load_comparison(
+    results_dirs: Sequence[str | Path], subject: str | None = None, like_for_like: bool = True
+) -> Comparison:
     """Load results directories for a comparison; ``subject`` (a display name, default the
-    first run) is highlighted."""
+    first run) is highlighted and is the reference the other drives are compared with;
+    ``like_for_like=False`` also compares cells whose workload parameters differ."""
     runs = [load(Path(d)) for d in results_dirs]
     names = display_names([r.manifest for r in runs])
-    return Comparison(runs, names, check_subject(names, subject))
+    return Comparison(runs, names, check_subject(names, subject), like_for_like)
+
+
+def _warning_box(sentences: Sequence[str]) -> Any:
+    """The like-for-like warnings as a visible box."""
+    from IPython.display import HTML
+
+    shown = [s.removeprefix("Not like for like: ") for s in sentences]
+    items = "".join(f"<li>{html.escape(s[:1].upper() + s[1:])}</li>" for s in shown)
+    return HTML(
+        '<div class="ssdlab-warning" role="alert" style="border-left: 4px solid #c2410c; '
+        'background: #fff7ed; padding: 0.6em 1em; margin: 0.8em 0;">'
+        "<strong>Warning: these runs are not entirely like for like.</strong>"
+        f"<ul>{items}</ul></div>"
+    )
 
 
 @SECTIONS
@@ -137,11 +174,71 @@ def compare_drives_section(cmp: Comparison) -> Section:
 
 
 @SECTIONS
-def compare_summary_section(cmp: Comparison, limit: int = 8) -> Section:
-    """The largest leads, every test as a share of the best, and the numbers."""
+def compare_like_for_like_section(cmp: Comparison) -> Section:
+    """Whether the drives ran like for like: suite, scale, settings and the workload
+    parameters of their measured cells side by side, and a warning naming what differs."""
+    params = cmp.analysis.parameters
+    sentences = findings.unknown_parameters(cmp.analysis.unknown)
+    parts: list[Any] = []
+    if cmp.warnings:
+        parts.append(_warning_box(cmp.warnings))
+    elif params.height:
+        sentences.insert(
+            0,
+            "Like for like: every drive ran with the same suite, duration scale, settings "
+            "and workload parameters where they were recorded.",
+        )
+    if not cmp.like_for_like:
+        sentences.insert(
+            0,
+            "Every cell is compared, also where the workload parameters differ "
+            "(like_for_like = False): read the differences below before the rankings.",
+        )
+    if params.height:
+        view = params.select(
+            pl.col("drive").alias("Drive"),
+            pl.col("suite").alias("Suite"),
+            pl.col("scale").alias("Scale"),
+            pl.col("settings").alias("Settings (--set)"),
+            pl.col("target").alias("Target"),
+            pl.col("span_bytes").alias("LBA span"),
+            pl.col("ioengine").alias("ioengine"),
+            pl.col("planned_runtime_s").alias("Runtime"),
+            pl.col("planned_ramp_s").alias("Ramp"),
+            pl.col("direct").alias("Direct"),
+            pl.col("fio_options").alias("fio options"),
+        )
+        parts.append(table(view, "What each drive ran with (over its measured steps)"))
+    excluded = cmp.analysis.excluded
+    if excluded.height:
+        view = excluded.select(
+            pl.col("label").alias("Drive"),
+            pl.col("cell").alias("Left out"),
+            pl.col("differs")
+            .list.eval(pl.element().replace_strict(CONDITION_NAMES, default=pl.element()))
+            .list.join(", ")
+            .alias("Differs from " + cmp.subject + " in"),
+            pl.col("reference").alias("Matched to"),
+        )
+        parts.append(table(view, "Measurements left out: their workload parameters differ"))
+    return Section(sentences, parts)
+
+
+@SECTIONS
+def compare_summary_section(cmp: Comparison, limit: int = 6) -> Section:
+    """The subject's largest wins and deficits against each rival, every test as a share of
+    the best, and the numbers."""
     scores = cmp.analysis.scores
+    warnings = cmp.warnings[:1]
+    if warnings and len(cmp.warnings) > 1:
+        warnings = [
+            warnings[0].removesuffix(".")
+            + f" (and {findings.count(len(cmp.warnings) - 1, 'more difference')}: see Like "
+            "for like)."
+        ]
     if not scores.height:
-        return Section(missing="Nothing to compare: no test was run by two or more drives.")
+        nothing = "Nothing to compare: no test was run by two or more drives like for like."
+        return Section([*warnings, nothing]) if warnings else Section(missing=nothing)
     shown = scores.with_columns(
         shown=pl.struct("value", "metric").map_elements(
             lambda r: findings.format_value(r["value"], r["metric"]), return_dtype=pl.String
@@ -155,62 +252,67 @@ def compare_summary_section(cmp: Comparison, limit: int = 8) -> Section:
         charts.score_matrix(shown, present),
         table(wide.select("Test", *present), "Every test, every drive", numeric=present),
     ]
-    return Section(findings.leads(scores)[:limit], parts)
+    sentences = [
+        *warnings,
+        *findings.rivals(cmp.analysis.rivals(), cmp.subject),
+        *findings.leads(scores)[:limit],
+    ]
+    return Section(sentences, parts)
 
 
 @SECTIONS
 def compare_qd_section(cmp: Comparison) -> Section:
-    """Overlaid QD sweeps with the peak ranked, per workload."""
+    """Overlaid QD sweeps with the peak over the shared queue depths ranked, per workload."""
     tests, sentences = cmp.group("qd")
     if not tests:
         return Section(
             missing="No queue-depth sweep to compare: two or more drives need the same "
-            "workload measured at several queue depths."
+            "workload measured like for like at two or more of the same queue depths."
         )
+    scores = cmp.analysis.scores.filter(pl.col("group") == "qd")
     parts: list[Any] = []
     for (workload,), rows in cmp.analysis.qd.group_by("workload", maintain_order=True):
-        test = f"{workload} (peak)"
-        if test not in tests:
+        mine = scores.filter(pl.col("workload") == workload)["test"].unique().to_list()
+        if not mine:
             continue
         parts.append(
             charts.qd_scaling(
                 rows, f"{workload}: throughput and latency by queue depth", cmp.subject, cmp.names
             )
         )
-        parts.append(cmp.ranked(test))
+        parts += [cmp.ranked(t) for t in mine]
     return Section(sentences, parts)
 
 
 def _mix_section(cmp: Comparison, pattern: str) -> Section:
-    """Overlaid mix sweeps with the 70/30 point and the average ranked, per sweep."""
+    """Overlaid mix sweeps with the mixed point nearest 70/30 and the average over the read
+    shares every drive measured ranked, per sweep."""
     mixes = cmp.analysis.mixes
     steps = mixes.steps.filter(pl.col("pattern") == pattern) if mixes.steps.height else None
-    tests, _ = cmp.group("mix")
-    if steps is None or not steps.height or not tests:
+    scores = cmp.analysis.scores.filter(pl.col("group") == "mix")
+    if steps is None or not steps.height or not scores.height:
         return Section(
             missing=f"No {pattern} mix sweep to compare: two or more drives need the same "
-            f"{pattern} mix sweep."
+            f"{pattern} mix sweep, measured like for like."
         )
     parts: list[Any] = []
     shown = []
     for (sweep,), rows in steps.group_by("sweep", maintain_order=True):
-        mine = [t for t in mix_tests(sweep) if t in tests]
-        if not mine:
+        mine = scores.filter(pl.col("workload") == sweep)["test"].unique(maintain_order=True)
+        if not mine.len():
             continue
-        shown += mine
-        parts.append(
-            charts.mix_sweep(
-                rows.with_columns(series=pl.col("label")),
-                mixes.sweeps.filter(pl.col("sweep") == sweep).with_columns(series=pl.col("label")),
-                f"{sweep} mixes",
-                cmp.subject,
-                cmp.names,
-            )
+        shown += mine.to_list()
+        chart = charts.mix_sweep(
+            rows.with_columns(series=pl.col("label")),
+            mixes.sweeps.filter(pl.col("sweep") == sweep).with_columns(series=pl.col("label")),
+            findings.sweep_phrase(sweep),
+            cmp.subject,
+            cmp.names,
         )
+        parts.append(chart)
         parts += [cmp.ranked(t) for t in mine]
     if not parts:
         return Section(missing=f"No {pattern} mix sweep to compare.")
-    scores = cmp.analysis.scores
     return Section(findings.leads(scores.filter(pl.col("test").is_in(shown))), parts)
 
 
@@ -233,7 +335,7 @@ def compare_latency_section(cmp: Comparison) -> Section:
     if not tests:
         return Section(
             missing="No latency test to compare: two or more drives need the same small-block "
-            "workload at the same queue depth."
+            "workload at the same queue depth, measured like for like."
         )
     qd, scores = cmp.analysis.qd, cmp.analysis.scores
     parts: list[Any] = []
@@ -253,11 +355,8 @@ def compare_latency_section(cmp: Comparison) -> Section:
             curves.append(percentile_curves(results.latency_hist, chosen))
         if sum(c.height for c in curves):
             chart = charts.latency_percentiles(pl.concat(curves), cmp.names)
-            parts.append(
-                chart.properties(
-                    title=f"{test.removesuffix(' p99.99 latency')}: latency percentiles"
-                )
-            )
+            what = test.removeprefix("p99.99 latency of ")
+            parts.append(chart.properties(title=f"{what}: latency percentiles"))
         parts.append(cmp.ranked(test))
     return Section(sentences, parts)
 
@@ -267,7 +366,10 @@ def compare_other_section(cmp: Comparison) -> Section:
     """Single-point tests (no sweep) ranked."""
     tests, sentences = cmp.group("point")
     if not tests:
-        return Section(missing="No other common test: every shared workload is part of a sweep.")
+        return Section(
+            missing="No other common test: every workload two or more drives ran like for "
+            "like is part of a sweep."
+        )
     return Section(sentences, [cmp.ranked(t) for t in tests])
 
 
@@ -278,7 +380,7 @@ def compare_consistency_section(cmp: Comparison) -> Section:
     if not tests:
         return Section(
             missing="No consistency run to compare: two or more drives need a long random-"
-            "write run with per-second IOPS."
+            "write run with per-second IOPS, of the same workload and parameters."
         )
     series = pl.concat(
         [
@@ -294,12 +396,15 @@ def compare_consistency_section(cmp: Comparison) -> Section:
 
 @SECTIONS
 def compare_act_endurance_section(cmp: Comparison) -> Section:
-    """ACT scores and write amplification ranked."""
-    act_tests, act_sentences = cmp.group("act")
+    """ACT scores (highest passing load) and worst-slice exceedances at shared loads, and
+    write amplification, ranked."""
+    act_tests, _ = cmp.group("act")
     waf_tests, waf_sentences = cmp.group("endurance")
     if not act_tests and not waf_tests:
         return Section(
             missing="No ACT score or write amplification to compare: two or more drives need "
             "ACT trials or SMART snapshots."
         )
-    return Section(act_sentences + waf_sentences, [cmp.ranked(t) for t in (*act_tests, *waf_tests)])
+    act_scores, exceedances = cmp.analysis.act
+    sentences = findings.act_comparison(act_scores, exceedances)
+    return Section(sentences + waf_sentences, [cmp.ranked(t) for t in (*act_tests, *waf_tests)])

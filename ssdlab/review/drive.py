@@ -14,7 +14,7 @@ import polars as pl
 from .. import charts, findings
 from ..act.latency import ACT_LIMITS
 from ..analysis.drive import DriveAnalysis
-from ..analysis.steady_state import SteadyState, window_averages
+from ..analysis.pts import wsat_steps
 from ..analysis.tails import MIN_CONSISTENCY_WINDOWS
 from ..tables import (
     drive_facts,
@@ -25,6 +25,7 @@ from ..tables import (
     summary_view,
 )
 from ..units import MB, bs_label
+from . import pts
 from .section import Registry, Section, table
 
 NOTEBOOK = "drive_review"
@@ -42,7 +43,9 @@ def setup_section(drive: DriveAnalysis) -> Section:
         table(run_facts(manifest, summary), "Test"),
     ]
     sentences = []
-    fills = drive.fills
+    # a write-saturation step writes whole capacities like a fill, but it is a test
+    saturation = set(wsat_steps(drive.steps, manifest)["step_index"].to_list())
+    fills = drive.fills - saturation
     if fills:
         filled = (
             drive.steps.filter(pl.col("step_index").is_in(list(fills)))
@@ -78,107 +81,18 @@ def key_findings(drive: DriveAnalysis) -> Section:
     return Section(sentences)
 
 
-def _metric_scale(metric: str) -> tuple[float, str]:
-    """Display factor and unit of a steady-state metric."""
-    if metric == "bw_bytes_s":
-        return 1 / MB, "MB/s"
-    if metric.endswith("_ns"):
-        return 1e-3, "µs"
-    return 1.0, "IOPS"
-
-
-def _steady_what(drive: DriveAnalysis, rounds: pl.DataFrame, metric: str) -> str:
-    """What a round block tracks: the tracked step's workload and the metric's unit."""
-    step = rounds["step"][0]
-    row = drive.classified.filter(pl.col("step") == step)
-    _, unit = _metric_scale(metric)
-    if not row.height:
-        return f"{step} {unit}"
-    first = row.row(0, named=True)
-    return f"{first['workload']} {first['qd_label']} {unit}"
-
-
-def _window_table(drive: DriveAnalysis, block: str, rounds: list[int], metric: str) -> pl.DataFrame:
-    """The PTS result table of a round block: window averages by block size and R/W mix."""
-    factor, unit = _metric_scale(metric)
-    column = {"IOPS": "iops", "MB/s": "bw_bytes_s", "µs": "clat_mean_ns"}[unit]
-    averaged = window_averages(drive.classified, block, rounds, column).with_columns(
-        pl.col("value") * factor
-    )
-    wide = averaged.pivot(on="read_pct", index="bs_bytes", values="value").sort(
-        "bs_bytes", descending=True
-    )
-    return wide.select(
-        pl.col("bs_bytes").map_elements(bs_label, return_dtype=pl.String).alias("Block"),
-        *(pl.col(c).alias(f"{c}/{100 - int(c)} {unit}") for c in wide.columns[1:]),
-    )
+@SECTIONS
+def steady_state_section(drive: DriveAnalysis) -> Section:
+    """Per round block, the SNIA PTS steady-state pages: the convergence plot, the
+    measurement window with its bands and fit, and the determination (see :mod:`.pts`)."""
+    return pts.steady_state(drive)
 
 
 @SECTIONS
-def steady_state_section(drive: DriveAnalysis) -> Section:
-    """Per round block: tracked variable per round with bands and fit, the determination."""
-    results = drive.results
-    if not results.steady_state.height:
-        return Section(
-            missing="No steady-state rounds: this run has no round blocks (the SNIA PTS "
-            "suites repeat their test matrix until the tracked variable is steady)."
-        )
-    sentences, parts = [], []
-    for determination in results.steady_state.iter_rows(named=True):
-        block = determination["block"]
-        rounds = results.rounds.filter(pl.col("block") == block).sort("round")
-        if not rounds.height:
-            sentences.append(f"Block {block}: {determination['reason']}.")
-            continue
-        factor, unit = _metric_scale(determination["metric"])
-        what = _steady_what(drive, rounds, determination["metric"])
-        window = rounds.filter(pl.col("in_window"))
-        scaled = {
-            k: (determination[k] * factor if determination[k] is not None else None)
-            for k in (
-                "mean",
-                "data_excursion",
-                "allowed_data_excursion",
-                "slope",
-                "intercept",
-                "slope_excursion",
-                "allowed_slope_excursion",
-            )
-        }
-        state = SteadyState(
-            steady=bool(determination["steady"]),
-            reason=determination["reason"] or "",
-            window=determination["window"],
-            rounds=tuple(window["round"].to_list()),
-            values=tuple(v * factor for v in window["value"].to_list()),
-            **scaled,
-        )
-        sentences.append(
-            findings.steady_state(determination | scaled, window["round"].to_list(), what)
-        )
-        parts.append(
-            charts.steady_state(
-                rounds.with_columns(pl.col("value") * factor),
-                state,
-                f"Block {block}: {what} per round",
-                unit,
-            )
-        )
-        parts.append(
-            table(
-                state.to_table().rename({"item": "Determination", "value": "Value"}),
-                f"Steady-state determination, block {block}",
-            )
-        )
-        if state.rounds:
-            parts.append(
-                table(
-                    _window_table(drive, block, list(state.rounds), determination["metric"]),
-                    f"Block {block}: average over the measurement window "
-                    f"(rounds {state.rounds[0]}-{state.rounds[-1]}), by block size and R/W mix",
-                )
-            )
-    return Section(sentences, parts)
+def pts_results_section(drive: DriveAnalysis) -> Section:
+    """The SNIA PTS result pages: IOPS matrix, throughput, response times, write
+    saturation, as tables and interactive 2D/3D plots (see :mod:`.pts`)."""
+    return pts.results(drive)
 
 
 @SECTIONS
@@ -307,7 +221,7 @@ def _mix_section(drive: DriveAnalysis, pattern: str) -> Section:
         pl.col("avg").alias("Average"),
     )
     parts.append(table(view, f"{pattern.capitalize()} mixes by read share"))
-    return Section(findings.mix_sweeps(sweeps), parts)
+    return Section(findings.mix_sweeps(sweeps, steps), parts)
 
 
 @SECTIONS
@@ -493,6 +407,7 @@ def all_results_section(drive: DriveAnalysis) -> Section:
 #: the sections whose first findings make the key findings, in order
 KEY_FINDINGS = (
     steady_state_section,
+    pts_results_section,
     consistency_section,
     qd_scaling_section,
     random_mix_section,

@@ -23,11 +23,41 @@ def findings_html(sentences: Sequence[str]) -> str:
     return f'<div class="ssdlab-findings"><ul>{items}</ul></div>'
 
 
+#: what a section whose every chart and table is empty says instead
+NO_ROWS = "No data: the run has no measured fio step for these charts and tables."
+
+
 def table(frame: pl.DataFrame, caption: str | None = None, **options: Any) -> Any:
-    """An HTML table for a notebook output."""
+    """An HTML table for a notebook output (``rows``: how many rows it shows)."""
     from IPython.display import HTML
 
-    return HTML(html_table(frame, caption=caption, **options))
+    shown = HTML(html_table(frame, caption=caption, **options))
+    shown.rows = frame.height
+    return shown
+
+
+def _chart_rows(chart: Any) -> int | None:
+    """Rows of data a chart and its layers or panels draw; None when unknown."""
+    counts = []
+    data = getattr(chart, "data", alt.Undefined)
+    if isinstance(data, pl.DataFrame):
+        counts.append(data.height)
+    elif data is not alt.Undefined:
+        return None
+    for key in ("layer", "hconcat", "vconcat", "concat"):
+        for sub in getattr(chart, key, None) or []:
+            rows = _chart_rows(sub)
+            if rows is None:
+                return None
+            counts.append(rows)
+    return sum(counts) if counts else None
+
+
+def is_empty(part: Any) -> bool:
+    """Whether a section part shows nothing: a table without rows, a chart without data."""
+    if isinstance(part, alt.TopLevelMixin):
+        return _chart_rows(part) == 0
+    return getattr(part, "rows", None) == 0
 
 
 @dataclass
@@ -37,6 +67,11 @@ class Section:
     findings: list[str] = field(default_factory=list)
     parts: list[Any] = field(default_factory=list)
     missing: str | None = None
+
+    def __post_init__(self) -> None:
+        shows_nothing = self.parts and all(is_empty(p) for p in self.parts)
+        if self.missing is None and not self.findings and shows_nothing:
+            self.missing, self.parts = NO_ROWS, []
 
     @property
     def charts(self) -> list[alt.TopLevelMixin]:

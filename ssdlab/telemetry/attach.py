@@ -75,12 +75,22 @@ def attach_power(
     existing = results_dir / POWER_DIR / store.TRACE
     if existing.exists() and not replace:
         raise InputError(f"{existing}: the run has a power trace; --replace it")
-    name = format or POWER_FORMATS.detect(trace)
+    try:
+        name = format or POWER_FORMATS.detect(trace)
+    except InputError as exc:  # not a meter ssdlab knows: say how to map a CSV's columns
+        if (hint := generic.mapping_hint(trace)) is None:
+            raise
+        raise InputError(f"{exc}; {hint}") from None
     if name not in POWER_FORMATS:
         raise InputError(f"unknown power format {name!r} (known: {', '.join(POWER_FORMATS)})")
-    read = POWER_FORMATS[name](
-        trace, **reader_options(name, options or ReaderOptions(), option_names)
-    )
+    try:
+        keywords = reader_options(name, options or ReaderOptions(), option_names)
+    except InputError as exc:
+        hint = generic.mapping_hint(trace) if name == generic.NAME else None
+        if hint is None:
+            raise
+        raise InputError(f"{exc}: {hint}") from None
+    read = POWER_FORMATS[name](trace, **keywords)
     if read.frame.is_empty():
         raise InputError(f"{trace}: no power samples")
     attached = PowerTrace(read.frame, read.meta | {"attached": now()})

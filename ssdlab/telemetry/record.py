@@ -8,7 +8,8 @@ Values no drive can report are refused when a record is made, whichever reader m
 damaged (or its sensor broken), and one wrong counter would spoil every WAF and wear figure
 computed from it, so the whole file is rejected rather than the value dropped. The windows:
 counters, sizes and ``average_erase_count`` 0 .. 2^128 - 1 (NVMe's widest fields);
-``percent_used`` 0 .. 255 (NVMe saturates it at 255); ``critical_warning`` 0 .. 255 (one
+``percent_used`` and ``available_spare`` 0 .. 255 (NVMe saturates them at 255);
+``critical_warning`` 0 .. 255 (one
 byte of flags); ``temperature_c`` :data:`TEMPERATURE_RANGE_C`, -60 .. 200 °C, wider than any
 drive's operating or storage range (-273 °C is a sensor reporting 0 K); ``power_states_w``
 finite and >= 0.
@@ -46,6 +47,7 @@ _RANGES: dict[str, tuple[float, float]] = {
         (*COUNTERS, "capacity_bytes", "unallocated_bytes", "average_erase_count"), (0, UINT128_MAX)
     ),
     "percent_used": (0, 255),
+    "available_spare": (0, 255),
     "critical_warning": (0, 255),
     "temperature_c": TEMPERATURE_RANGE_C,
 }
@@ -73,6 +75,12 @@ class SmartRecord(BaseModel):
     ``nand_bytes_written`` is unknown. ``raw`` is the parsed document as the tool printed it.
     For a snapshot merged from several files, ``origin`` names the file each field came from
     and ``conflicts`` lists, per field, the differing values other files gave.
+
+    ``available_spare`` is the NVMe Available Spare (percent of the spare capacity left).
+    ``captured_s`` is when the capture says it was taken (epoch seconds: smartctl's
+    ``local_time.time_t``, a Prometheus sample's timestamp), ``host`` the machine it names,
+    ``namespace`` the NVMe namespace of the device it was read from (``/dev/nvme0n1``: 1);
+    each None when the capture does not say.
     """
 
     model_config = ConfigDict(extra="forbid")
@@ -90,12 +98,16 @@ class SmartRecord(BaseModel):
     nand_pages_written: int | None = None
     host_pages_written: int | None = None
     percent_used: int | None = None
+    available_spare: int | None = None
     average_erase_count: int | None = None
     temperature_c: float | None = None
     power_on_hours: int | None = None
     media_errors: int | None = None
     unsafe_shutdowns: int | None = None
     critical_warning: int | None = None
+    captured_s: float | None = None
+    host: str | None = None
+    namespace: int | None = None
     power_states_w: list[float] = Field(default_factory=list)
     raw: dict[str, Any] = Field(default_factory=dict, repr=False)
     origin: dict[str, str] = Field(default_factory=dict)

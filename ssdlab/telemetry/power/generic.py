@@ -7,6 +7,8 @@ relative to the start of the log are made epoch seconds with ``start_epoch_s``.
 
 from __future__ import annotations
 
+import csv
+import re
 from collections.abc import Mapping
 from pathlib import Path
 
@@ -52,3 +54,54 @@ def read_power_csv(
 
 
 FORMAT = Format(NAME, "power", read_power_csv)
+
+
+_TIME = re.compile(r"^(time|timestamp|ts|t|epoch|seconds|secs?|elapsed)([ _(\[].*)?$", re.I)
+_POWER = re.compile(r"^(power|watts?|w|mw|p|pwr)([ _(\[].*)?$", re.I)
+_VOLTAGE = re.compile(r"^(voltage|volts?|v|vin|vout)([ _(\[].*)?$", re.I)
+_CURRENT = re.compile(r"^(current|amps?|a|i|iin|iout|ma)([ _(\[].*)?$", re.I)
+
+
+def csv_columns(path: str | Path) -> list[str] | None:
+    """The header of ``path`` when it reads as a CSV file with one (None otherwise)."""
+    try:
+        with Path(path).open(encoding="utf-8", errors="replace", newline="") as fh:
+            head = fh.read(64 * 1024)
+    except OSError:
+        return None
+    lines = [line for line in head.splitlines() if line.strip()]
+    if len(lines) < 2:
+        return None
+    try:
+        dialect = csv.Sniffer().sniff("\n".join(lines[:20]), delimiters=",;\t")
+    except csv.Error:
+        return None
+    header = next(csv.reader([lines[0]], dialect))
+    names = [name.strip() for name in header]
+    return names if len(names) >= 2 and all(names) else None
+
+
+def mapping_hint(path: str | Path) -> str | None:
+    """How to read ``path`` with the generic CSV reader (``ssdlab power attach``'s options),
+    naming its columns and, where their names say so, which is which; None when it is not a
+    CSV file with a header."""
+    names = csv_columns(path)
+    if names is None:
+        return None
+    shown = ", ".join(names)
+
+    def find(pattern: re.Pattern[str]) -> str | None:
+        return next((n for n in names if pattern.match(n)), None)
+
+    time = find(_TIME) or "TIME_COLUMN"
+    power, volts, amps = find(_POWER), find(_VOLTAGE), find(_CURRENT)
+    if power or not (volts and amps):
+        columns = f"--column power={power or 'WATTS_COLUMN'}"
+    else:
+        columns = f"--column voltage={volts} --column current={amps}"
+    return (
+        f"a CSV of another meter is read by naming its columns: --format csv "
+        f"--column time={time} {columns} (or --column voltage=COL --column current=COL), "
+        "with --unit time=ms or power=mW when they are not s and W, and --start-epoch SECONDS "
+        f"when its times start at 0; its columns: {shown}"
+    )

@@ -40,8 +40,11 @@ def read_nvme_id_ctrl(path: str | Path) -> SmartRecord:
     ``capacity_bytes`` is ``tnvmcap`` (None when the drive reports 0, as drives without
     namespace management may); ``unallocated_bytes`` is ``unvmcap``.
     """
-    doc = load_json_object(path, "nvme id-ctrl JSON", _REQUIRED)
-    where = str(path)
+    return parse_nvme_id_ctrl(load_json_object(path, "nvme id-ctrl JSON", _REQUIRED), str(path))
+
+
+def parse_nvme_id_ctrl(doc: dict[str, Any], where: str) -> SmartRecord:
+    """The record of a parsed id-ctrl document holding ``mn``, ``sn`` and ``fr``."""
     psds = doc.get("psds") or []
     if not isinstance(psds, list):
         raise InputError(f"{where}: psds: expected a list, found {psds!r}")

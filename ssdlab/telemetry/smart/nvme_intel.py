@@ -38,7 +38,12 @@ def _raw(stats: dict[str, Any], key: str, where: str) -> int | None:
 def read_nvme_intel_smart_log_add(path: str | Path) -> SmartRecord:
     """Read Intel/Solidigm ``smart-log-add`` JSON: NAND and host bytes written, erase count."""
     doc = load_json_object(path, "nvme intel smart-log-add JSON", ("Device stats",))
-    stats, where = doc["Device stats"], str(path)
+    return parse_nvme_intel_smart_log_add(doc, str(path))
+
+
+def parse_nvme_intel_smart_log_add(doc: dict[str, Any], where: str) -> SmartRecord:
+    """The record of a parsed ``smart-log-add`` document holding ``Device stats``."""
+    stats = doc["Device stats"]
     if not isinstance(stats, dict) or "nand_bytes_written" not in stats:
         raise InputError(f"{where}: not nvme intel smart-log-add JSON: no 'nand_bytes_written'")
     nand, host = _raw(stats, "nand_bytes_written", where), _raw(stats, "host_bytes_written", where)

@@ -12,9 +12,16 @@ SATA attributes are keyed by ``name`` (their meaning depends on the drive family
   ``Wear_Leveling_Count`` (Samsung 177): percent used = 100 - normalized value; Samsung 177's
   raw value is the average P/E cycle count.
 - temperature: the first number of ``raw.string`` of the temperature attribute (°C).
+- without those attributes, the ATA Device Statistics of ``smartctl -x`` (any drive):
+  ``Logical Sectors Written``/``Read`` (x ``logical_block_size``, 512 when not given) and
+  ``Percentage Used Endurance Indicator``.
 
 NVMe: ``nvme_smart_health_information_log`` with temperature in °C and ``data_units_*`` in
 thousands of 512-byte units. Values of 2^53 or more are read from smartctl's exact ``KEY_s``.
+
+Every 7.x version is read alike (7.0-7.4 differ in keys this reader does not use, and
+``user_capacity`` is missing for a multi-namespace NVMe drive). The capture time is
+``local_time.time_t``; the namespace is the one of ``device.name`` (``/dev/nvme0n1``: 1).
 """
 
 from __future__ import annotations
@@ -42,6 +49,12 @@ AVERAGE_ERASE = ("Wear_Leveling_Count",)
 TEMPERATURE = ("Temperature_Celsius", "Airflow_Temperature_Cel", "Temperature_Internal")
 UNSAFE_SHUTDOWNS = ("Unexpect_Power_Loss_Ct", "Unsafe_Shutdown_Count", "POR_Recovery_Count")
 MEDIA_ERRORS = ("Reported_Uncorrect",)
+#: attributes whose normalized value is the percentage of spare blocks left
+SPARE_LEFT = ("Available_Reservd_Space", "Available_Reserved_Space")
+#: ATA Device Statistics (``smartctl -x``): sectors of ``logical_block_size`` bytes, percent
+PERCENT_USED_STATISTIC = "Percentage Used Endurance Indicator"
+STATISTICS = ("Logical Sectors Written", "Logical Sectors Read", PERCENT_USED_STATISTIC)
+NAMESPACE_DEVICE = re.compile(r"nvme\d+n(\d+)$")
 
 _LEADING_NUMBER = re.compile(r"\s*(-?\d+(?:\.\d+)?)")
 
@@ -90,11 +103,16 @@ class _Attributes:
         name = self.first(units)
         return None if name is None else times(self.raw(name), units[name])
 
-    def percent_used(self) -> int | None:
-        name = self.first(LIFE_REMAINING)
+    def normalized(self, names: tuple[str, ...]) -> int | None:
+        """The normalized value of the first of ``names`` the drive has."""
+        name = self.first(names)
         if name is None:
             return None
-        return 100 - as_int(self.by_name[name].get("value"), f"{self._where(name)}: value")
+        return as_int(self.by_name[name].get("value"), f"{self._where(name)}: value")
+
+    def percent_used(self) -> int | None:
+        left = self.normalized(LIFE_REMAINING)
+        return None if left is None else 100 - left
 
     def temperature_c(self) -> float | None:
         name = self.first(TEMPERATURE)
@@ -114,20 +132,44 @@ class _Attributes:
         return host + ftl, host
 
 
-def _ata_fields(doc: dict[str, Any], where: str) -> dict[str, Any]:
+def _statistics(doc: dict[str, Any], where: str) -> dict[str, int]:
+    """The ATA Device Statistics ``smartctl -x`` prints (drive-independent), by name."""
+    found: dict[str, int] = {}
+    pages = _obj(doc, "ata_device_statistics", where).get("pages")
+    for page in pages if isinstance(pages, list) else []:
+        table = page.get("table") if isinstance(page, dict) else None
+        for item in table if isinstance(table, list) else []:
+            if isinstance(item, dict) and item.get("name") in STATISTICS and "value" in item:
+                name = item["name"]
+                found[name] = as_int(item["value"], f"{where}: ata_device_statistics: {name}")
+    return found
+
+
+def _or(value: int | None, fallback: int | None) -> int | None:
+    return fallback if value is None else value
+
+
+def ata_fields(doc: dict[str, Any], where: str) -> dict[str, Any]:
     attrs = _Attributes(doc, where)
+    stats = _statistics(doc, where)
+    block = get_int(doc, "logical_block_size", where) or 512
     nand_pages, host_pages = attrs.pages()
     temperature = attrs.temperature_c()
     if temperature is None:
         temperature = get_int(_obj(doc, "temperature", where), "current", f"{where}: temperature")
     return {
         "capacity_bytes": get_int(_obj(doc, "user_capacity", where), "bytes", where),
-        "host_bytes_written": attrs.scaled(HOST_WRITTEN),
-        "host_bytes_read": attrs.scaled(HOST_READ),
+        "host_bytes_written": _or(
+            attrs.scaled(HOST_WRITTEN), times(stats.get("Logical Sectors Written"), block)
+        ),
+        "host_bytes_read": _or(
+            attrs.scaled(HOST_READ), times(stats.get("Logical Sectors Read"), block)
+        ),
         "nand_bytes_written": attrs.scaled(NAND_WRITTEN),
         "nand_pages_written": nand_pages,
         "host_pages_written": host_pages,
-        "percent_used": attrs.percent_used(),
+        "percent_used": _or(attrs.percent_used(), stats.get(PERCENT_USED_STATISTIC)),
+        "available_spare": attrs.normalized(SPARE_LEFT),
         "average_erase_count": attrs.raw(attrs.first(AVERAGE_ERASE)),
         "temperature_c": temperature,
         "media_errors": attrs.raw(attrs.first(MEDIA_ERRORS)),
@@ -146,6 +188,7 @@ def _nvme_fields(doc: dict[str, Any], where: str) -> dict[str, Any]:
         "host_bytes_written": times(written, NVME_DATA_UNIT_BYTES),
         "host_bytes_read": times(read, NVME_DATA_UNIT_BYTES),
         "percent_used": get_int(log, "percentage_used", lw),
+        "available_spare": get_int(log, "available_spare", lw),
         "temperature_c": get_int(log, "temperature", lw),
         "power_on_hours": get_int(log, "power_on_hours", lw),
         "media_errors": get_int(log, "media_errors", lw),
@@ -156,12 +199,15 @@ def _nvme_fields(doc: dict[str, Any], where: str) -> dict[str, Any]:
 
 def read_smartctl(path: str | Path) -> SmartRecord:
     """Read ``smartctl -j -a`` output (SATA or NVMe) into a :class:`SmartRecord`."""
-    doc = load_json_object(path, "smartctl JSON", ("smartctl",))
-    where = str(path)
+    return parse_smartctl(load_json_object(path, "smartctl JSON", ("smartctl",)), str(path))
+
+
+def parse_smartctl(doc: dict[str, Any], where: str) -> SmartRecord:
+    """The record of a parsed ``smartctl -j`` document (``where`` names it in errors)."""
     if "nvme_smart_health_information_log" in doc:
         fields = _nvme_fields(doc, where)
     elif "ata_smart_attributes" in doc:
-        fields = _ata_fields(doc, where)
+        fields = ata_fields(doc, where)
     else:
         messages = _obj(doc, "smartctl", where).get("messages")
         said = "; ".join(
@@ -175,6 +221,10 @@ def read_smartctl(path: str | Path) -> SmartRecord:
         )
     if fields.get("power_on_hours") is None:
         fields["power_on_hours"] = get_int(_obj(doc, "power_on_time", where), "hours", where)
+    device = text_or_none(_obj(doc, "device", where).get("name"), f"{where}: device.name")
+    namespace = NAMESPACE_DEVICE.search(device or "")
+    fields["namespace"] = int(namespace.group(1)) if namespace else None
+    fields["captured_s"] = get_int(_obj(doc, "local_time", where), "time_t", f"{where}: local_time")
     return SmartRecord(
         source=NAME,
         path=where,

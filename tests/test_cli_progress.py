@@ -1,0 +1,204 @@
+"""What a run shows while it goes: the suite bar plans round blocks at their most rounds and
+completes when a block is steady sooner, "round N of up to M", a resumed run's bar starts at
+the step it resumes with one line saying so, a fleet's steps show where they are in the suite
+and how many hosts still run them, and an interrupted step says so once."""
+
+from __future__ import annotations
+
+import io
+import json
+from pathlib import Path
+from typing import ClassVar
+
+import pytest
+from conftest import TINY_SUITE
+from rich.console import Console
+
+import ssdlab.runner
+from ssdlab.execute import StepExecutor
+from ssdlab.fio import FioOutcome, FioStatus
+from ssdlab.fleet.gate import Gate, SuiteOrder
+from ssdlab.manifest import Manifest, StepRecord, TargetInfo
+from ssdlab.progress import RunDisplay
+from ssdlab.runner import RunInterrupted, SuiteSteps, run_suite
+from ssdlab.suite import Rounds, load_suite
+
+ROUNDS = """
+name = "rounds"
+
+[defaults]
+runtime_s = 1
+size = "8m"
+ioengine = "null"
+
+[[steps]]
+name = "fill"
+rw = "write"
+bs = "64k"
+
+[[steps]]
+name = "mix"
+rounds = { max = 4, window = 2, track = "rw70" }
+
+[[steps.steps]]
+name = "rw70"
+rw = "randrw"
+rwmixread = 70
+
+[[steps.steps]]
+name = "r4k"
+rw = "randread"
+"""
+
+
+class Recorded(RunDisplay):
+    """A RunDisplay that keeps itself and the planned seconds done at each step's start."""
+
+    shown: ClassVar[list[Recorded]] = []
+
+    def __init__(self, *args, **kwargs) -> None:
+        super().__init__(*args, **kwargs)
+        self.starts: list[tuple[str, float, float]] = []  # label, done_s, total_s
+        Recorded.shown.append(self)
+
+    def start_step(self, label: str, planned_s: float, done_s: float | None = None) -> None:
+        super().start_step(label, planned_s, done_s)
+        self.starts.append((label, self.done_s, self.total_s))
+
+
+@pytest.fixture
+def recorded(monkeypatch: pytest.MonkeyPatch) -> list[Recorded]:
+    Recorded.shown = []
+    monkeypatch.setattr(ssdlab.runner, "RunDisplay", Recorded)
+    return Recorded.shown
+
+
+def _console() -> tuple[Console, io.StringIO]:
+    text = io.StringIO()
+    return Console(file=text, force_terminal=False, width=200), text
+
+
+def test_rounds_are_planned_at_their_max_and_the_bar_completes(
+    tmp_path: Path, recorded: list[Recorded]
+) -> None:
+    path = tmp_path / "rounds.toml"
+    path.write_text(ROUNDS)
+    suite = load_suite(path).scaled(0.5)
+    console, text = _console()
+    manifest = run_suite(suite, tmp_path / "out", console=console)
+    (display,) = recorded
+    block = suite.steps[1]
+    assert isinstance(block, Rounds)
+    rounds_run = len(manifest.steady_state[0].round_values)
+    # the plan: the fill and 4 rounds of 2 steps; what the block did not need is taken off
+    assert display.starts[0][2] == pytest.approx(suite.planned_max_s) == pytest.approx(4.5)
+    assert display.total_s == pytest.approx(suite.planned_max_s - (4 - rounds_run) * 1.0)
+    assert display.done_s == pytest.approx(display.total_s)  # complete, whenever it stopped
+    labels = [label for label, _, _ in display.starts]
+    assert labels[:3] == [
+        "[1] fill",
+        "[2] mix round 1 of up to 4: rw70",
+        "[3] mix round 1 of up to 4: r4k",
+    ]
+    lines = text.getvalue().splitlines()
+    assert "mix: round 1 of up to 4: not steady yet" in lines
+    last = f"mix: round {rounds_run} of up to 4: "
+    assert any(line.startswith(last) and "after" in line for line in lines), lines
+
+
+def test_a_resumed_run_starts_its_bar_at_the_step_it_resumes(
+    tmp_path: Path, recorded: list[Recorded]
+) -> None:
+    path = tmp_path / "tiny.toml"
+    path.write_text(TINY_SUITE.replace('ioengine = "libaio"', 'ioengine = "null"'))
+    suite = load_suite(path).scaled(0.25)
+    out = tmp_path / "out"
+    run_suite(suite, out, console=_console()[0])
+    data = json.loads((out / "manifest.json").read_text())
+    data["steps"] = data["steps"][:1]  # as if the run had stopped during step 2
+    data["status"] = "interrupted"
+    (out / "manifest.json").write_text(json.dumps(data))
+    console, text = _console()
+    run_suite(suite, out, console=console)
+    display = recorded[-1]
+    first = suite.steps[0].planned_s
+    assert display.starts == [("[2] randrw70-8k-qd4", pytest.approx(first), suite.planned_s)]
+    assert display.done_s == pytest.approx(display.total_s)
+    assert text.getvalue().splitlines()[0] == "resuming at step 2 of 2"
+
+
+def test_display_counts_planned_time_honestly() -> None:
+    display = RunDisplay("suite x", 100, _console()[0])
+    display.skip(20)  # finished before a resume
+    display.start_step("[2] a", 10)
+    display.fio_status(FioStatus(percent=50, iops=2000, bw_bytes_s=8e6, eta_s=4))
+    suite, step = display._progress.tasks[0], display._progress.tasks[1]
+    assert (suite.completed, suite.total, suite.fields["eta"]) == (26, 100, "0:01:14")
+    assert step.fields["eta"] == "0:00:04" and "2.0k IOPS" in step.fields["live"]
+    display.end_step("a: done")
+    display.add_planned(-40)  # rounds a steady block does not run
+    assert (display.done_s, display.total_s) == (30, 60)
+    assert display._progress.tasks[0].fields["eta"] == "0:00:30"
+    display.add_planned(-100)  # never below what is done
+    assert display.total_s == 30 and display._progress.tasks[0].percentage == 100
+
+
+def test_an_interrupted_step_says_it_once(tmp_path: Path) -> None:
+    path = tmp_path / "tiny.toml"
+    path.write_text(TINY_SUITE)
+    step = load_suite(path).steps[0]
+    manifest = Manifest(
+        run_id="r",
+        label="l",
+        suite="tiny",
+        target=TargetInfo(path=str(tmp_path / "t.bin"), kind="file", size_bytes=2**24),
+    )
+
+    class Stopped:
+        def launch(self, step_dir: Path, record: StepRecord) -> FioOutcome:
+            return FioOutcome(returncode=0, interrupted=True)
+
+    console, text = _console()
+    display = RunDisplay("suite tiny", step.planned_s, console)
+    executor = StepExecutor(manifest, tmp_path / "out", display, Stopped())
+    (tmp_path / "out").mkdir()
+    with pytest.raises(RunInterrupted):
+        SuiteSteps(executor, "stop").step(step)
+    assert text.getvalue().splitlines()[-1] == f"{step.name}: interrupted"
+
+
+def test_fleet_steps_show_their_place_in_the_suite_and_the_hosts_running(
+    tmp_path: Path,
+) -> None:
+    path = tmp_path / "rounds.toml"
+    path.write_text(ROUNDS)
+    suite = load_suite(path)
+    order = SuiteOrder(suite)
+    block = suite.steps[1]
+    assert isinstance(block, Rounds)
+    _, r4k = block.round_steps(3)
+    key = order(r4k.name, "mix", 3)
+    assert order.planned_before(key) == 1 + 2 * 2 + 1  # fill, 2 rounds, rw70 of round 3
+    assert order.planned_before(order("fill", None, None)) == 0
+
+    class Shown:
+        def __init__(self) -> None:
+            self.steps: list[tuple[str, float, float | None]] = []
+            self.live: list[str] = []
+
+        def start_step(self, label: str, planned_s: float, done_s: float | None = None) -> None:
+            self.steps.append((label, planned_s, done_s))
+
+        def set_live(self, text: str) -> None:
+            self.live.append(text)
+
+        def complete_step(self) -> None:
+            self.live.append("complete")
+
+    shown = Shown()
+    gate = Gate(order, shown, hosts=1)
+    record = StepRecord(index=7, name=r4k.name, block="mix", round=3)
+    gate.wait("lab1", record, r4k)  # one host: released at once
+    assert shown.steps == [("mix round 3 of up to 4: r4k on 1 of 1 host", 1.0, 6.0)]
+    gate.done("lab1")
+    assert shown.live == ["1 of 1 running", "1 done", "complete"]

@@ -1,0 +1,207 @@
+"""Honest comparisons: only like-for-like cells are compared, and what differs is said; the
+subject's largest wins and deficits against each rival; ACT compared by scores and slice
+exceedances, never by the IOPS its load fixes; a drive is never compared with itself.
+
+The runs are real fio (the null engine, so they are fast) through ``ssdlab run`` and
+``ssdlab act``, as a user makes them.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import polars as pl
+import pytest
+from conftest import ssdlab_cli
+
+from ssdlab import findings
+from ssdlab.review import compare
+
+FIXTURES = Path(__file__).parent / "fixtures" / "act"
+SUITE = """
+name = "honest"
+description = "A QD sweep, a mix sweep and a point, fast (fio's null engine)."
+
+[defaults]
+ioengine = "null"
+size = "16m"
+runtime_s = 0.3
+
+[[steps]]
+name = "randread-4k-qd{iodepth}"
+rw = "randread"
+bs = "4k"
+iodepth = [1, 4]
+
+[[steps]]
+name = "mix-4k-qd4-r{rwmixread}"
+rw = "randrw"
+bs = "4k"
+iodepth = 4
+rwmixread = [100, 65, 0]
+
+[[steps]]
+name = "seq-read-128k-qd4"
+rw = "read"
+bs = "128k"
+iodepth = 4
+"""
+ACT_CAPPED = [
+    *("--duration", "2", "--slice", "1", "--hist-msec", "250"),
+    *("--set", "read-reqs-per-sec=100", "--set", "write-reqs-per-sec=50"),
+    *("--small-read-jobs", "1", "--ioengine", "null", "--fio-option", "thinktime=6500"),
+    *("--max-lag", "0.12"),
+]
+
+
+@pytest.fixture(scope="module")
+def runs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
+    """Drives A and B ran the suite alike; C over a smaller span; D at half the durations;
+    two ACT drives from native logs (one also failed 2x) and two emulated with fio at 1x."""
+    work = tmp_path_factory.mktemp("honest")
+    suite = work / "honest.toml"
+    suite.write_text(SUITE)
+    (work / "small.toml").write_text(SUITE.replace('size = "16m"', 'size = "8m"'))
+    made = {
+        "A": ("--label", "Drive A"),
+        "B": ("--label", "Drive B"),
+        "C": ("--label", "Drive C"),
+        "D": ("--label", "Drive D", "--scale", "0.5"),
+    }
+    out = {}
+    for key, args in made.items():
+        out[key] = work / key
+        chosen = work / "small.toml" if key == "C" else suite
+        proc = ssdlab_cli("run", chosen, "--out", out[key], "--target-size", "32m", *args)
+        assert proc.returncode == 0, proc.stderr
+    for key, logs in (
+        ("act1", [("act_storage_1x_30s.log", 10)]),
+        ("act2", [("act_storage_1x_30s.log", 10), ("act_storage_us_2x_20s.log", 4)]),
+    ):
+        out[key] = work / key
+        for log, slice_s in logs:
+            proc = ssdlab_cli(
+                "act", "import", FIXTURES / log, "--out", out[key], "--slice", slice_s,
+                "--label", f"ACT {key}",
+            )  # fmt: skip
+            assert proc.returncode in (0, 1), proc.stderr
+    for key in ("fio1", "fio2"):
+        out[key] = work / key
+        proc = ssdlab_cli(
+            "act", "run", "--load", "1", "--out", out[key], "--target", work / f"{key}.dat",
+            "--label", f"ACT {key}", *ACT_CAPPED,
+        )  # fmt: skip
+        assert proc.returncode in (0, 1), proc.stderr
+    return out
+
+
+def test_only_like_for_like_cells_are_compared_and_the_difference_is_said(
+    runs: dict[str, Path],
+) -> None:
+    cmp = compare.load_comparison([runs["A"], runs["B"], runs["C"]])
+    analysis = cmp.analysis
+    # C's cells ran over half the span: left out, each named with what differs
+    excluded = analysis.excluded
+    assert set(excluded["label"]) == {"Drive C"}
+    assert excluded.height == 5 and all(d == ["span_bytes"] for d in excluded["differs"].to_list())
+    assert "4K random 65/35 at QD4" in excluded["cell"].to_list()
+    assert set(analysis.scores["drive"]) == {"Drive A", "Drive B"}
+    (warning,) = cmp.warnings
+    assert warning == (
+        "Not like for like: different LBA span (Drive A and Drive B: 16 MiB; Drive C: 8 MiB); "
+        "5 measurements that differ in it are left out of the comparison."
+    )
+    section = compare.compare_like_for_like_section(cmp)
+    box = section.parts[0].data
+    assert 'class="ssdlab-warning"' in box and "Different LBA span" in box
+    summary = compare.compare_summary_section(cmp)
+    assert summary.findings[0].startswith("Not like for like: different LBA span")
+
+    # on request every cell is compared, and the report says so
+    loose = compare.load_comparison([runs["A"], runs["B"], runs["C"]], like_for_like=False)
+    assert set(loose.analysis.scores["drive"]) == {"Drive A", "Drive B", "Drive C"}
+    said = compare.compare_like_for_like_section(loose).findings[0]
+    assert said.startswith("Every cell is compared, also where the workload parameters differ")
+
+
+def test_scaled_runs_are_not_ranked_beside_full_ones(runs: dict[str, Path]) -> None:
+    cmp = compare.load_comparison([runs["A"], runs["D"]])
+    assert not cmp.analysis.scores.height  # every cell ran for a different time
+    parameters = {w.split(" (")[0] for w in cmp.warnings}
+    assert (
+        parameters
+        == {
+            "Not like for like: different duration scale",
+            "Not like for like: different runtime",
+            "Not like for like: different ramp time",
+        }
+        or "Not like for like: different duration scale" in parameters
+    )
+    summary = compare.compare_summary_section(cmp)
+    assert summary.findings[-1] == (
+        "Nothing to compare: no test was run by two or more drives like for like."
+    )
+    alike = compare.load_comparison([runs["A"], runs["B"]])
+    assert not alike.warnings
+    (said,) = compare.compare_like_for_like_section(alike).findings
+    assert said.startswith("Like for like: every drive ran with the same suite")
+
+
+def test_subject_wins_and_deficits_against_each_rival(runs: dict[str, Path]) -> None:
+    cmp = compare.load_comparison([runs["A"], runs["B"], runs["C"]], "Drive B", False)
+    rivals = cmp.analysis.rivals()
+    assert set(rivals["rival"]) == {"Drive A", "Drive C"}
+    assert "p99.99 latency" in set(rivals["measure"]) and "IOPS" in set(rivals["measure"])
+    sentences = findings.rivals(rivals, "Drive B")
+    for rival in ("Drive A", "Drive C"):
+        about = [s for s in sentences if f"Against {rival}, Drive B" in s or rival in s]
+        assert about, sentences
+    shape = re.compile(
+        r"^Against Drive [AC], Drive B's largest (?:deficits?|wins?): "
+        r"(?:\d[\d.,]*(?:x| %) (?:higher|lower|better|worse) [\w ./]+ in \d+[BKM] "
+        r"(?:random|sequential) [\w/]+ at QD\d+ \([^()]+ vs [^()]+\)(?:; |\.$))+"
+    )
+    for s in sentences:
+        assert shape.match(s) or " are within 5 % " in s or " has no " in s, s
+        assert "Drive B leads Drive B" not in s and "against Drive B" not in s.lower()
+
+
+def test_act_is_compared_by_score_and_exceedance_not_fixed_iops(runs: dict[str, Path]) -> None:
+    cmp = compare.load_comparison([runs["act1"], runs["act2"]])
+    scores = cmp.analysis.scores
+    assert set(scores["group"]) == {"act"}
+    assert "ACT score" in set(scores["test"])
+    section = compare.compare_act_endurance_section(cmp)
+    assert section.findings[0] == (
+        "ACT scores (highest passing load): ACT act1 1x (2,000 reads/s) and ACT act2 1x "
+        "(2,000 reads/s); ACT act1 and ACT act2 pass the same load."
+    )
+    assert any(
+        s.startswith("At 1x, reads at or over 1 ms in the worst slice") for s in section.findings
+    )
+    assert not any(" leads " in s and "ACT score" in s for s in section.findings)
+
+    # fio-emulated trials: their steps' IOPS are the load asked, never a test
+    fio = compare.load_comparison([runs["fio1"], runs["fio2"]])
+    assert not fio.analysis.classified.height
+    assert set(fio.analysis.scores["group"]) <= {"act"}
+    # a 1x of 100 reads/s is not a 1x of 2,000 reads/s: compared in reads/s, and said
+    mixed = compare.load_comparison([runs["act1"], runs["fio1"]])
+    tests = set(mixed.analysis.scores["test"])
+    assert "ACT score (reads/s)" in tests and "ACT score" not in tests
+    assert any(
+        w.startswith("Not like for like: different ACT 1x read rate") for w in mixed.warnings
+    )
+
+
+def test_a_run_given_twice_is_said_and_never_leads_itself(runs: dict[str, Path]) -> None:
+    cmp = compare.load_comparison([runs["A"], runs["A"]])
+    assert cmp.warnings[0].startswith("Not like for like: run ")
+    assert "compared with itself" in cmp.warnings[0]
+    everything = [s for build in compare.SECTIONS for s in build(cmp).findings]
+    for name in cmp.names:
+        assert not any(f"{name} leads {name} " in s for s in everything)
+    scores = cmp.analysis.scores
+    assert scores.group_by("test", "drive").len()["len"].max() == 1
+    assert pl.Series(cmp.names).n_unique() == 2

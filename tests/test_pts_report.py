@@ -1,0 +1,422 @@
+"""SNIA PTS report pages: the figures against fio's raw numbers, and the drive-review sections
+of each built-in PTS suite (IOPS, Latency, Throughput, WSAT) run small with fio on a file.
+
+Each suite runs once per module at scale 0.005 (cells of 0.5 s, five rounds) with a reduced
+matrix; the figures of :mod:`ssdlab.analysis.pts` are recomputed here from the summary,
+percentile and histogram frames, the sections are checked for what each PTS report page
+carries, and the IOPS review is rendered and drawn in Chromium.
+"""
+
+from __future__ import annotations
+
+import re
+from itertools import pairwise
+from pathlib import Path
+
+import altair as alt
+import numpy as np
+import polars as pl
+import pytest
+import vl_convert as vlc
+from bs4 import BeautifulSoup
+from conftest import ssdlab_cli
+
+import ssdlab
+from ssdlab import charts
+from ssdlab.analysis import DriveAnalysis
+from ssdlab.analysis.pts import (
+    FIVE_NINES,
+    round_blocks,
+    saturation_spans,
+    window_results,
+    write_saturation,
+)
+from ssdlab.report import chromium
+from ssdlab.review import drive
+
+FAST = ("--scale", "0.005", "--set", "ioengine=psync", "--set", "max_rounds=5")
+RUNS = {
+    "snia-iops": (
+        *FAST, "--set", "mixes=[100,65,0]", "--set", 'block_sizes=["64k","4k"]',
+        "--set", "threads=1", "--set", "qd=1",
+    ),
+    "snia-latency": (*FAST, "--set", "mixes=[100,0]", "--set", 'block_sizes=["4k","512"]'),
+    "snia-throughput": (*FAST, "--set", "threads=1", "--set", "qd=1"),
+    "snia-wsat": (
+        "--scale", "0.005", "--set", "ioengine=psync", "--set", "threads=2", "--set", "qd=1",
+        "--target-size", "128m",
+    ),
+}  # fmt: skip
+
+
+@pytest.fixture(scope="module")
+def runs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
+    """Each built-in PTS suite run small against a temporary file."""
+    root = tmp_path_factory.mktemp("pts")
+    found = {}
+    for suite, args in RUNS.items():
+        out = root / suite
+        proc = ssdlab_cli("run", suite, "--out", out, "--label", "PTS file", *args, timeout=600)
+        assert proc.returncode == 0, f"{suite}: {proc.stderr}"
+        found[suite] = out
+    return found
+
+
+@pytest.fixture(scope="module")
+def analyses(runs: dict[str, Path]) -> dict[str, DriveAnalysis]:
+    return {suite: DriveAnalysis(ssdlab.load(out)) for suite, out in runs.items()}
+
+
+def _steps_of(summary: pl.DataFrame, block: str, cell: str, rounds: tuple[int, ...]) -> list:
+    """The step indexes of ``cell`` in the window ``rounds``, found by step name."""
+    names = [f"{block}-r{r:02d}-{cell}" for r in rounds]
+    found = summary.filter(pl.col("step").is_in(names))["step_index"].unique().sort()
+    assert found.len() == len(rounds), (cell, names)
+    return found.to_list()
+
+
+def test_round_values_are_the_ones_the_runner_judged(analyses) -> None:
+    for suite in ("snia-iops", "snia-latency", "snia-throughput"):
+        results = analyses[suite].results
+        blocks = round_blocks(results)
+        assert len(blocks) == results.steady_state.height > 0
+        for block in blocks:
+            tracked = block.cells.filter(pl.col("cell") == block.track).sort("round")
+            recorded = results.rounds.filter(pl.col("block") == block.name).sort("round")
+            assert tracked["value"].to_list() == pytest.approx(recorded["value"].to_list())
+            assert block.rounds_run == recorded.height == 5
+            assert block.state.rounds == (1, 2, 3, 4, 5)
+            slope, intercept = np.polyfit(block.state.rounds, block.state.values, 1)
+            assert block.state.slope == pytest.approx(slope)
+            assert block.state.intercept == pytest.approx(intercept)
+            assert block.state.mean == pytest.approx(np.mean(recorded["value"].to_numpy()))
+
+
+def test_iops_matrix_cells_are_fios_iops_of_their_steps(analyses) -> None:
+    results = analyses["snia-iops"].results
+    (block,) = round_blocks(results)
+    assert block.test == "IOPS"
+    matrix = block.results
+    assert matrix.height == 2 * 3
+    assert set(zip(matrix["bs_bytes"], matrix["read_pct"], strict=True)) == {
+        (bs, pct) for bs in (65536, 4096) for pct in (100, 65, 0)
+    }
+    summary = results.summary
+    for row in matrix.iter_rows(named=True):
+        steps = _steps_of(summary, block.name, row["cell"], block.state.rounds)
+        per_step = (
+            summary.filter(pl.col("step_index").is_in(steps))
+            .group_by("step_index")
+            .agg(pl.col("iops").sum(), pl.col("bw_bytes_s").sum())
+        )
+        assert row["iops"] == pytest.approx(per_step["iops"].mean())
+        assert row["bw_bytes_s"] == pytest.approx(per_step["bw_bytes_s"].mean())
+        assert row["rounds"] == 5
+
+
+def test_latency_figures_are_fios_of_the_window(analyses) -> None:
+    results = analyses["snia-latency"].results
+    (block,) = round_blocks(results)
+    assert block.test == "Latency" and block.metric == "lat_mean_ns"
+    summary, hist = results.summary, results.latency_hist
+    assert block.results.height == 2 * 2
+    for row in block.results.iter_rows(named=True):
+        steps = _steps_of(summary, block.name, row["cell"], block.state.rounds)
+        rows = summary.filter(pl.col("step_index").is_in(steps))
+        # average response time: each round's IOPS-weighted mean over directions, averaged
+        per_round = rows.group_by("step_index").agg(
+            ((pl.col("lat_mean_ns") * pl.col("iops")).sum() / pl.col("iops").sum()).alias("art")
+        )
+        assert row["lat_mean_ns"] == pytest.approx(per_round["art"].mean())
+        assert row["lat_max_ns"] == rows["lat_max_ns"].max()
+        # 99.999 %: fio's rule over every I/O of the window's json+ bins, capped at the max
+        bins = (
+            hist.filter(pl.col("step_index").is_in(steps))
+            .group_by("lat_ns")
+            .agg(pl.col("count").sum())
+        )
+        bins = bins.sort("lat_ns")
+        cumulative = np.cumsum(bins["count"].to_numpy())
+        first = int(np.searchsorted(cumulative, FIVE_NINES / 100 * cumulative[-1]))
+        expected = min(bins["lat_ns"][first], rows["clat_max_ns"].max())
+        assert row["clat_p99_999_ns"] == pytest.approx(expected)
+        assert row["p99_999_from"] == "bins"
+        assert row["clat_p99_999_ns"] <= row["clat_max_ns"]
+        assert row["total_ios"] == rows["total_ios"].sum()
+
+
+def test_five_nines_without_bins_come_from_fios_percentiles(analyses) -> None:
+    results = analyses["snia-latency"].results
+    (block,) = round_blocks(results)
+    reported = window_results(block.cells, block.state.rounds, None, results.percentiles)
+    assert set(reported["p99_999_from"]) == {"fio"}
+    for row in reported.iter_rows(named=True):
+        steps = _steps_of(results.summary, block.name, row["cell"], block.state.rounds)
+        fio = results.percentiles.filter(
+            pl.col("step_index").is_in(steps)
+            & (pl.col("stat") == "clat")
+            & (pl.col("percentile") == FIVE_NINES)
+        )
+        assert row["clat_p99_999_ns"] == min(fio["value_ns"].max(), row["clat_max_ns"])
+    none = window_results(block.cells, block.state.rounds)
+    assert none["clat_p99_999_ns"].is_null().all()
+
+
+def test_throughput_per_block_size_read_and_write(analyses) -> None:
+    results = analyses["snia-throughput"].results
+    blocks = round_blocks(results)
+    assert [b.name for b in blocks] == ["tp-1024k", "tp-128k"]
+    for block in blocks:
+        assert block.test == "Throughput"
+        assert sorted(block.results["read_pct"]) == [0, 100]
+        for row in block.results.iter_rows(named=True):
+            steps = _steps_of(results.summary, block.name, row["cell"], block.state.rounds)
+            bw = results.summary.filter(pl.col("step_index").is_in(steps))["bw_bytes_s"]
+            assert row["bw_bytes_s"] == pytest.approx(bw.mean())
+
+
+def test_write_saturation_against_time_and_data_written(analyses) -> None:
+    analysis = analyses["snia-wsat"]
+    results = analysis.results
+    (ws,) = write_saturation(analysis.steps, results.timeseries, results.manifest)
+    step = results.summary.filter(pl.col("step_index") == ws.step_index)
+    assert ws.io_bytes == step["io_bytes"].sum() == 2 * results.manifest.target.size_bytes
+    series = ws.series
+    assert series.height >= 3 and series["t_s"].is_sorted()
+    windows = results.timeseries.filter(pl.col("step_index") == ws.step_index)
+    assert series["iops"].sum() == pytest.approx(windows["iops"].sum())
+    lengths = np.diff(np.concatenate([[0.0], series["t_s"].to_numpy()]))
+    expected = np.cumsum(series["bw_bytes_s"].to_numpy() * lengths)
+    assert series["written_bytes"].to_numpy() == pytest.approx(expected)
+    # fio logs whole windows: at most the last partial window (about a second) is missing
+    short = ws.io_bytes - series["written_bytes"][-1]
+    assert 0 <= short <= 1.5 * series["bw_bytes_s"].max()
+    assert series["fills"][-1] == pytest.approx(series["written_bytes"][-1] / ws.capacity_bytes)
+    spans = saturation_spans(ws)
+    assert spans["unit"].to_list() == ["fill", "fill"]
+    assert spans["windows"].sum() == series.height
+    first = series.filter(pl.col("written_bytes") <= ws.capacity_bytes)
+    assert spans["iops"][0] == pytest.approx(first["iops"].mean())
+
+
+def _html(section) -> list:
+    """The HTML parts (tables, notes) of a section."""
+    return [p for p in section.parts if isinstance(getattr(p, "data", None), str)]
+
+
+def _specs(section) -> list[dict]:
+    return [chart.to_dict() for chart in section.charts]
+
+
+def _axes(spec: object) -> list[dict]:
+    """Every axis definition of x/y field encodings in a Vega-Lite spec."""
+    found = []
+    if isinstance(spec, dict):
+        for key, value in spec.items():
+            if key in ("x", "y") and isinstance(value, dict) and "field" in value:
+                found.append(value.get("axis", {}))
+            else:
+                found += _axes(value)
+    elif isinstance(spec, list):
+        for value in spec:
+            found += _axes(value)
+    return found
+
+
+def test_iops_review_pages(analyses) -> None:
+    run = analyses["snia-iops"]
+    steady = drive.steady_state_section(run)
+    assert steady.missing is None
+    finding = steady.findings[0]  # the sentence is findings.steady_state's
+    assert "4K random write" in finding and "QD1" in finding and "5 rounds" in finding
+    assert "excursion" in finding
+    titles = [c.to_dict()["title"]["text"] for c in steady.charts]
+    assert titles == [
+        "IOPS test, block iops: IOPS per round, every block size",
+        "Measurement window, block iops: 4K random write QD1 IOPS",
+    ]
+    convergence, window = _specs(steady)
+    assert convergence["params"][0]["bind"]["options"] == ["100/0", "65/35", "0/100"]
+    assert convergence["params"][0]["value"] == "0/100"  # the tracked cell's mix first
+    guides = {row.get("guide") for rows in window["datasets"].values() for row in rows}
+    assert guides == set(charts.WINDOW_GUIDES)
+    determination = steady.parts[-1].data
+    for item in ("Average value", "Allowed maximum data excursion", "Least squares linear fit"):
+        assert item in determination
+    assert "rounds 1-5 of 5" in determination and " IOPS (20 % of the average)" in determination
+
+    result = drive.pts_results_section(run)
+    assert result.missing is None and result.findings[0].startswith("IOPS test (QD1, rounds 1-5")
+    table = result.parts[0].data
+    heads = re.findall(r"<th[^>]*>([^<]*)</th>", table)
+    assert heads == ["Block size", "0/100 IOPS", "65/35 IOPS", "100/0 IOPS"]
+    assert [re.sub(r"<[^>]+>", "", r) for r in re.findall(r"<tr><td[^>]*>[^<]*", table)] == [
+        "4K",
+        "64K",
+    ]
+    assert "2 block sizes x 3 R/W mixes; the PTS matrix is 8 x 7" in table
+    lines, heatmap = _specs(result)
+    assert lines["encoding"]["x"]["title"] == "Block size"
+    mark = heatmap["layer"][0]["mark"]
+    assert (mark["type"] if isinstance(mark, dict) else mark) == "rect"
+    cells = run.results
+    (block,) = round_blocks(cells)
+    shown = {row["value"] for rows in heatmap["datasets"].values() for row in rows}
+    assert shown == set(block.results["iops"].to_list())
+    for chart in steady.charts + result.charts:
+        assert vlc.vegalite_to_svg(chart.to_dict()).startswith("<svg")
+
+
+def test_latency_review_pages_show_average_max_and_five_nines(analyses) -> None:
+    run = analyses["snia-latency"]
+    result = drive.pts_results_section(run)
+    assert result.missing is None
+    tables = [p.data for p in _html(result) if "<table" in p.data]
+    captions = [re.search(r'ssdlab-caption">([^<]*)<', t).group(1) for t in tables]
+    assert [c.split(": ")[1].split(" by ")[0] for c in captions] == [
+        "average response time",
+        "99.999 % response time",
+        "maximum response time",
+    ]
+    for t in tables:
+        heads = re.findall(r"<th[^>]*>([^<]*)</th>", t)
+        assert heads[0] == "Block size" and len(heads) == 3
+        assert all(h.endswith((" µs", " ms")) for h in heads[1:])
+    (bars,) = result.charts
+    assert len(bars.to_dict()["hconcat"]) == 3
+    sentence = result.findings[0]
+    assert sentence.startswith("Latency test (QD1, rounds 1-5")
+    assert "99.999 % of I/Os within" in sentence and "slowest I/O of the matrix" in sentence
+
+
+def test_throughput_and_wsat_review_pages(analyses) -> None:
+    result = drive.pts_results_section(analyses["snia-throughput"])
+    table = result.parts[0].data
+    heads = re.findall(r"<th[^>]*>([^<]*)</th>", table)
+    assert heads == [
+        "Block size", "QD", "Read (100/0) MB/s", "Write (0/100) MB/s", "Measurement window",
+    ]  # fmt: skip
+    assert [f.split(": ")[1].split(" sequential")[0] for f in result.findings] == ["128K", "1M"]
+    assert len(result.charts) == 1
+
+    run = analyses["snia-wsat"]
+    steady = drive.steady_state_section(run)
+    assert steady.missing.startswith("No steady-state rounds: write saturation")
+    result = drive.pts_results_section(run)
+    (chart,) = result.charts
+    titles = [panel["title"] for panel in chart.to_dict()["hconcat"]]
+    assert titles[0] == "IOPS against time"
+    assert "capacity" in result.parts[1].data and "Avg IOPS" in result.parts[1].data
+    assert result.findings[0].startswith("Write saturation (4K random write QD2 (2 × 1)): ")
+    # the saturation step is a test, not preconditioning
+    assert not drive.setup_section(run).findings
+
+
+def test_runs_without_pts_tests_say_so_in_one_sentence(tiny_run: Path) -> None:
+    run = DriveAnalysis(ssdlab.load(tiny_run))
+    for build in (drive.steady_state_section, drive.pts_results_section):
+        section = build(run)
+        assert section.parts == [] and section.findings == []
+        assert section.missing.endswith(".") and ". " not in section.missing
+    assert drive.pts_results_section(run).missing.startswith("No SNIA PTS test: ")
+
+
+def test_every_chart_keeps_its_labels_apart(analyses) -> None:
+    """Every axis a chart defines drops colliding labels (a layer without an axis of its
+    own shares its neighbour's)."""
+    for run in analyses.values():
+        for build in drive.SECTIONS:
+            for spec in _specs(build(run)):
+                defined = [a for a in _axes(spec) if a]
+                assert defined, spec.get("title")
+                for found in defined:
+                    assert found.get("labelOverlap") == "greedy", spec.get("title")
+                    assert found.get("labelSeparation") == charts.LABEL_GAP
+
+
+#: approximate advance of sans-serif glyphs, in em: digits, separators, the rest
+_GLYPH_EM = {**dict.fromkeys("0123456789", 0.556), ",": 0.278, ".": 0.278}
+
+
+def _label_gaps(chart: alt.TopLevelMixin) -> list[float]:
+    """The gaps (px) between neighbouring visible labels of every horizontal axis of a chart
+    drawn by vl-convert (Vega hides a dropped label with opacity 0)."""
+    dom = BeautifulSoup(vlc.vegalite_to_svg(chart.to_dict()), "html.parser")
+    gaps = []
+    for group in dom.select("g.mark-text.role-axis-label"):
+        rows: dict[float, list[tuple[float, float]]] = {}
+        for text in group.select("text"):
+            move = re.search(r"translate\(([-\d.]+),([-\d.]+)\)", text.get("transform", ""))
+            if not move or text.get("opacity") == "0" or not text.get_text():
+                continue
+            size = float(text.get("font-size", "10px").removesuffix("px"))
+            width = size * sum(_GLYPH_EM.get(ch, 0.6) for ch in text.get_text())
+            x, anchor = float(move.group(1)), text.get("text-anchor", "start")
+            left = x - width / 2 if anchor == "middle" else x - width if anchor == "end" else x
+            rows.setdefault(float(move.group(2)), []).append((left, left + width))
+        for row in rows.values():
+            gaps += [b[0] - a[1] for a, b in pairwise(sorted(row))]
+    return gaps
+
+
+def test_big_figures_on_a_narrow_axis_do_not_collide() -> None:
+    """The issue's "10,00020,000": sweep averages around 20,000 IOPS on the 150 px bar axis."""
+    steps = pl.DataFrame(
+        {
+            "series": ["4K random QD1"] * 3,
+            "read_pct": [100, 70, 0],
+            "value": [24_000.0, 18_000.0, 12_000.0],
+            "metric": ["IOPS"] * 3,
+        }
+    )
+    sweeps = pl.DataFrame({"series": ["4K random QD1"], "avg": [18_000.0]})
+    plain = alt.Chart(sweeps.with_columns(avg=pl.lit(24_000.0))).mark_bar()
+    before = plain.encode(x="avg:Q", y="series:N").properties(width=charts.HALF - 140)
+    assert min(_label_gaps(before)) < 2  # Vega's defaults: labels 1 px apart
+    for chart in (
+        charts.mix_sweep(steps, sweeps.with_columns(avg=pl.lit(24_000.0)), "Mixes"),
+        charts.iops_by_step(
+            pl.DataFrame(
+                {
+                    "step": ["a", "b"],
+                    "step_index": [1, 2],
+                    "direction": ["write"] * 2,
+                    "iops": [240_000.0, 2_400_000.0],
+                    "bw_bytes_s": [1e9] * 2,
+                    "clat_p99_ns": [1e5] * 2,
+                }
+            )
+        ).properties(width=200),
+    ):
+        gaps = _label_gaps(chart)
+        assert gaps and min(gaps) >= charts.LABEL_GAP / 2, gaps
+    assert charts.axis(300).to_dict()["tickCount"] == 300 // charts.TICK_PX
+    assert "tickCount" not in charts.axis(300, values=[1, 2]).to_dict()
+
+
+@pytest.fixture(scope="module")
+def rendered(runs: dict[str, Path], tmp_path_factory: pytest.TempPathFactory) -> Path:
+    out = tmp_path_factory.mktemp("pts-report") / "snia-iops.html"
+    proc = ssdlab_cli("report", runs["snia-iops"], "-o", out, timeout=600)
+    assert proc.returncode == 0, proc.stderr
+    return out
+
+
+def test_iops_report_draws_the_pts_pages(rendered: Path, artifacts: Path) -> None:
+    dom = BeautifulSoup(chromium.dump_dom(rendered), "html.parser")
+    shown: dict[str, list[str]] = {}
+    current = ""
+    for element in dom.select(".ssdlab-main :is(h2, .ssdlab-missing, .ssdlab-chart, table)"):
+        if element.name == "h2":
+            current = element.get_text(strip=True).rstrip("¶")
+            shown[current] = []
+        else:
+            drawn = element.select(".vega-embed > svg.marks")
+            kind = "table" if element.name == "table" else "chart" if drawn else element.name
+            shown[current].append("missing" if "ssdlab-missing" in element["class"] else kind)
+    names = list(shown)
+    assert names.index("SNIA PTS results") == names.index("Steady state") + 1
+    assert shown["Steady state"] == ["chart", "chart", "table"]
+    assert shown["SNIA PTS results"] == ["table", "chart", "chart"]
+    assert dom.select(".ssdlab-chart select")  # the convergence plot's R/W mix menu
+    chromium.screenshot(rendered, artifacts / "pts-iops.png")
