@@ -246,7 +246,7 @@ def test_iops_review_pages(analyses) -> None:
     assert "rounds 1-5 of 5" in determination and " IOPS (20 % of the average)" in determination
 
     result = drive.pts_results_section(run)
-    assert result.missing is None and result.findings[0].startswith("IOPS test (QD1, rounds 1-5")
+    assert result.missing is None and result.findings[0].startswith("IOPS test at QD1 (rounds 1-5")
     table = result.parts[0].data
     heads = re.findall(r"<th[^>]*>([^<]*)</th>", table)
     assert heads == ["Block size", "0/100 IOPS", "65/35 IOPS", "100/0 IOPS"]
@@ -285,7 +285,7 @@ def test_latency_review_pages_show_average_max_and_five_nines(analyses) -> None:
     (bars,) = result.charts
     assert len(bars.to_dict()["hconcat"]) == 3
     sentence = result.findings[0]
-    assert sentence.startswith("Latency test (QD1, rounds 1-5")
+    assert sentence.startswith("Latency test at QD1 (rounds 1-5")
     assert "99.999 % of I/Os within" in sentence and "slowest I/O of the matrix" in sentence
 
 
@@ -307,7 +307,9 @@ def test_throughput_and_wsat_review_pages(analyses) -> None:
     titles = [panel["title"] for panel in chart.to_dict()["hconcat"]]
     assert titles[0] == "IOPS against time"
     assert "capacity" in result.parts[1].data and "Avg IOPS" in result.parts[1].data
-    assert result.findings[0].startswith("Write saturation (4K random write QD2 (2 × 1)): ")
+    assert result.findings[0].startswith(
+        "Write saturation (4K random write at QD2 (2 jobs x QD1)): "
+    )
     # the saturation step is a test, not preconditioning
     assert not drive.setup_section(run).findings
 

@@ -31,11 +31,10 @@ import numpy as np
 import polars as pl
 
 from ..manifest import Manifest
-from ..units import qd_label
 from .percentiles import fio_percentiles
 from .steady_state import SteadyState
 from .steps import access_pattern, read_share, rw_mode
-from .workloads import workload_label
+from .workloads import label_columns
 
 if TYPE_CHECKING:
     from ..results import Results
@@ -124,15 +123,7 @@ def round_cells(
         return cells.with_columns(
             workload=pl.lit(None, pl.String), qd_label=pl.lit(None, pl.String)
         )
-    return cells.with_columns(
-        workload=pl.struct("pattern", "bs_bytes", "read_pct").map_elements(
-            lambda r: workload_label(r["pattern"], r["bs_bytes"], r["read_pct"]),
-            return_dtype=pl.String,
-        ),
-        qd_label=pl.struct("iodepth", "numjobs").map_elements(
-            lambda r: qd_label(r["iodepth"], r["numjobs"]), return_dtype=pl.String
-        ),
-    ).sort("round", "step_index")
+    return cells.with_columns(**label_columns()).sort("round", "step_index")
 
 
 def window_results(

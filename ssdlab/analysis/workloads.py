@@ -43,15 +43,23 @@ def workload_label(pattern: str, bs_bytes: int, read_pct: int) -> str:
     return f"{bs_label(bs_bytes)} {pattern} {what}"
 
 
-def _labels(frame: pl.DataFrame) -> pl.DataFrame:
-    return frame.with_columns(
-        workload=pl.struct("pattern", "bs_bytes", "read_pct").map_elements(
+def label_columns() -> dict[str, pl.Expr]:
+    """``workload`` (:func:`workload_label`) and ``qd_label`` of rows with ``pattern``,
+    ``bs_bytes``, ``read_pct``, ``iodepth`` and ``numjobs``."""
+    return {
+        "workload": pl.struct("pattern", "bs_bytes", "read_pct").map_elements(
             lambda r: workload_label(r["pattern"], r["bs_bytes"], r["read_pct"]),
             return_dtype=pl.String,
         ),
-        qd_label=pl.struct("iodepth", "numjobs").map_elements(
+        "qd_label": pl.struct("iodepth", "numjobs").map_elements(
             lambda r: qd_label(r["iodepth"], r["numjobs"]), return_dtype=pl.String
         ),
+    }
+
+
+def _labels(frame: pl.DataFrame) -> pl.DataFrame:
+    return frame.with_columns(
+        **label_columns(),
         metric=pl.when(pl.col("bs_bytes") >= BANDWIDTH_BS)
         .then(pl.lit("MB/s"))
         .otherwise(pl.lit("IOPS")),
