@@ -16,6 +16,7 @@ import os
 import shutil
 import signal
 import sys
+import threading
 import traceback
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -132,9 +133,10 @@ def _threads() -> list[str]:
 
 
 def _can_fork() -> bool:
-    """Whether a forked child could use polars: Linux, and polars' thread pool (threads
-    ``polars-N``) and async runtime (``tokio-*``) not started in this process."""
-    if not sys.platform.startswith("linux"):
+    """Whether a forked child could use polars and this process's locks: Linux, no other
+    Python thread running, and polars' thread pool (threads ``polars-N``) and async runtime
+    (``tokio-*``) not started in this process."""
+    if not sys.platform.startswith("linux") or threading.active_count() > 1:
         return False
     try:
         names = _threads()
@@ -230,7 +232,11 @@ def _lost(item: TreeImport, exitcode: int | None, made: Path | None) -> None:
     if made is not None:
         shutil.rmtree(made, ignore_errors=True)
     code = exitcode or 0
-    how = f"was killed by {signal.Signals(-code).name}" if code < 0 else f"exited with {code}"
+    try:
+        name = signal.Signals(-code).name
+    except ValueError:  # a real-time signal has no name
+        name = f"signal {-code}"
+    how = f"was killed by {name}" if code < 0 else f"exited with {code}"
     item.error = SsdlabError(f"its import process {how} before it finished")
 
 

@@ -28,7 +28,6 @@ from . import layout
 from .errors import InputError
 from .io.fio_hist import interval_end_ms, interval_stats, read_fio_hist_log
 from .io.fio_json import FioJson, FioRows, fio_frames, parse_fio_json
-from .io.fio_log import EPOCH_MS_MIN
 from .io.text import read_bytes
 from .logs import JobLog, JobLogs, find_job_logs, job_options, log_params, timeseries
 from .manifest import LOADABLE, Manifest, StepRecord
@@ -258,8 +257,11 @@ def _hist_interval_ms(options: dict[str, str]) -> int:
 
 
 def _hist_rows(step: StepData, on_bad: OnBadLog) -> Iterator[tuple[int, pl.DataFrame]]:
-    """The bins of every histogram log of a step, tagged with their job entry, interval
-    and start, with the number of bins of their layout."""
+    """The bins of every histogram log of a step, tagged with their job entry and interval,
+    with the number of bins of their layout. A job entry one of whose logs cannot be read
+    is left out whole (its other threads alone would understate it)."""
+    read: list[tuple[JobLog, pl.DataFrame, int]] = []
+    broken: set[int] = set()
     for log in step.logs:
         if log.kind != "clat_hist":
             continue
@@ -267,15 +269,19 @@ def _hist_rows(step: StepData, on_bad: OnBadLog) -> Iterator[tuple[int, pl.DataF
             hist, meta = read_fio_hist_log(log.path)
         except InputError as exc:
             on_bad(step, log.path, str(exc).removeprefix(f"{log.path}: "))
+            broken.add(log.job_index)
+            continue
+        read.append((log, hist, meta["n_bins"]))
+    for log, hist, n_bins in read:
+        if log.job_index in broken:
             continue
         interval = _hist_interval_ms(job_options(step.fio.meta, log.job_index))
         yield (
-            meta["n_bins"],
+            n_bins,
             hist.select("time_ms", "direction", "bin", "count").with_columns(
                 step_index=pl.lit(step.record.index, pl.Int64),
                 job_index=pl.lit(log.job_index, pl.Int64),
                 interval_ms=pl.lit(interval, pl.Int64),
-                start_ms=pl.lit(step.fio.meta["job_start_ms"][log.job_index], pl.Int64),
                 end_ms=interval_end_ms(interval),
             ),
         )
@@ -283,14 +289,10 @@ def _hist_rows(step: StepData, on_bad: OnBadLog) -> Iterator[tuple[int, pl.DataF
 
 def _intervals(rows: list[pl.DataFrame], n_bins: int) -> pl.DataFrame:
     """:data:`LATENCY_INTERVALS_SCHEMA` of histogram rows of one bin layout."""
-    keys = ("step_index", "job_index", "interval_ms", "start_ms", "direction", "end_ms")
+    keys = ("step_index", "job_index", "interval_ms", "direction", "end_ms")
     stats = interval_stats(pl.concat(rows), n_bins, keys, INTERVAL_PERCENTILES)
-    job = ["step_index", "job_index"]
-    epoch = pl.col("end_ms").min().over(job) >= EPOCH_MS_MIN
-    first = pl.col("end_ms").min().over(job) - pl.col("interval_ms")
-    start = pl.when(pl.col("start_ms") >= EPOCH_MS_MIN).then("start_ms").otherwise(first)
-    t0 = pl.when(epoch).then(start).otherwise(0)
-    t_s = (pl.col("end_ms") - t0) / 1000.0
+    first = pl.col("end_ms").min().over("step_index", "job_index")
+    t_s = (pl.col("end_ms") - first + pl.col("interval_ms")) / 1000.0
     return stats.with_columns(t_s=t_s).select(list(LATENCY_INTERVALS_SCHEMA))
 
 
@@ -304,10 +306,12 @@ def latency_intervals_frame(
     the jobs' ``write_hist_log`` logs, as ``fiologparser_hist.py --noweight`` computes it
     (:func:`~ssdlab.io.fio_hist.interval_stats`): a job's threads are summed (fio names
     each thread's log, and each host's in client/server runs), intervals are the job's
-    ``log_hist_msec``. ``t_s`` is the end of the interval in seconds since the job began
-    (logs in epoch time: since ``job_start``, else since the first interval began);
-    ``samples`` the I/Os completed in it. A log that cannot be read is an InputError, or
-    is passed to ``on_bad`` with why. With the id columns (``host`` as in ``summary``)."""
+    ``log_hist_msec``. ``t_s`` is the end of the interval in seconds, the job's first
+    interval holding I/Os ending at one interval (so relative and epoch-time logs agree:
+    fio's first row, written one interval after the job began, lands in the tool's second
+    interval by its +10 ms rule); ``samples`` the I/Os completed in it. A log that cannot be
+    read is an InputError, or is passed to ``on_bad`` with why (and its job entry left out).
+    With the id columns (``host`` as in ``summary``)."""
 
     def raise_it(step: StepData, path: str, reason: str) -> None:
         raise InputError(f"{path}: {reason}")

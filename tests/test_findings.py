@@ -392,5 +392,5 @@ def test_every_comparison_finding_is_well_formed(
             s.startswith("Against quick-2 drive, quick drive's") or " are within 5 %" in s
             for s in recorded
         )
-    else:
-        assert cmp.warnings  # different suites, settings or ACT rates: said
+    elif "act-native" not in group:  # ACT logs alone may agree in every setting
+        assert cmp.warnings  # different suites or settings: said

@@ -129,8 +129,27 @@ def test_import_of_the_same_files_gives_the_same_frame(run: Path, tmp_path: Path
     report = import_results([tree], tmp_path / "bad")
     bad = [(s.path, "no fio bin layout" in s.reason) for s in report.skipped if s.path == hist]
     assert bad == [(hist, True)]
-    one = ssdlab.load(tmp_path / "bad").latency_intervals
-    assert 0 < one["samples"].sum() < imported["samples"].sum()  # the other thread's alone
+    # the job is left out whole: its other thread alone would understate it
+    assert ssdlab.load(tmp_path / "bad").latency_intervals.is_empty()
+
+
+def test_relative_time_logs_give_the_same_intervals(run: Path, tmp_path: Path) -> None:
+    """fio's default logs count from the job's start, ssdlab's from the epoch: moved back
+    by whole intervals, the logs give the same frame."""
+    tree = tmp_path / "tree"
+    shutil.copytree(_step_dir(run), tree)
+    epoch = ssdlab.load(run).latency_intervals
+    (interval,) = epoch["interval_ms"].unique().to_list()
+    logs = {log: [line.split(",", 1) for line in log.read_text().splitlines()]
+            for log in tree.glob("*_clat_hist.*.log")}  # fmt: skip
+    shift = (min(int(rows[0][0]) for rows in logs.values()) // interval - 1) * interval
+    for log, rows in logs.items():
+        log.write_text("".join(f"{int(t) - shift},{rest}\n" for t, rest in rows))
+    import_results([tree], tmp_path / "relative")
+    relative = ssdlab.load(tmp_path / "relative").latency_intervals
+    assert relative["t_s"].min() == interval / 1000
+    assert_frame_equal(relative.select("direction", "t_s", *STATS), epoch.select(
+        "direction", "t_s", *STATS))  # fmt: skip
 
 
 def test_a_bad_log_of_a_completed_step_is_an_error_naming_it(run: Path, tmp_path: Path) -> None:

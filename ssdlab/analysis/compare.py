@@ -353,7 +353,12 @@ class ComparisonAnalysis:
         for _, rows in steps.group_by(CELL_KEYS, maintain_order=True):
             rows = rows.sort(pl.col("label").replace_strict(order, return_dtype=pl.Int64))
             named = list(rows.iter_rows(named=True))
-            ref = next((r for r in named if r["label"] == self.subject), named[0])
+            first = next((r for r in named if r["label"] == self.subject), named[0])
+            named = [first, *(r for r in named if r is not first)]
+            # what the cells kept so far ran: a setting one of them did not record is taken
+            # from the next that did, so drives are matched with each other, not only with
+            # the reference
+            ref = dict(first)
             matched = []
             for r in named:
                 differs = _compatible(ref, r)
@@ -364,11 +369,12 @@ class ComparisonAnalysis:
                             "step_index": r["step_index"],
                             "cell": workload_phrase(*(r[k] for k in CELL_KEYS)),
                             "differs": differs,
-                            "reference": ref["label"],
+                            "reference": first["label"],
                         }
                     )
                 else:
                     matched.append(r)
+                    ref |= {c: r[c] for c in CONDITIONS if ref[c] is None}
             if len(matched) >= 2:
                 kept += [(r["label"], r["step_index"]) for r in matched]
         return (

@@ -370,21 +370,26 @@ class _ImportDisplay:
         self.progress.reset(
             self.task, total=None, description=escape(f"{self.prefix}parsing fio results")
         )
+        self.progress.refresh()
 
     def file(self, done: int, total: int) -> None:
-        self.progress.update(self.task, completed=done, total=total)
+        self.progress.update(self.task, completed=done, total=total, refresh=True)
 
     def status(self, text: str) -> None:
-        self.progress.update(self.task, description=escape(self.prefix + text))
+        self.progress.update(self.task, description=escape(self.prefix + text), refresh=True)
 
 
 @contextlib.contextmanager
 def _import_display() -> Iterator[_ImportDisplay]:
-    """An import's progress line on stderr, shown only when it is a terminal."""
+    """An import's progress line on stderr, shown only when it is a terminal; redrawn at
+    each update, not by a thread (``import --each`` forks, which a running thread makes
+    unsafe)."""
     from rich.progress import Progress
 
     err = stderr()
-    with Progress(console=err, disable=not err.is_terminal, transient=True) as progress:
+    with Progress(
+        console=err, disable=not err.is_terminal, transient=True, auto_refresh=False
+    ) as progress:
         yield _ImportDisplay(progress)
 
 

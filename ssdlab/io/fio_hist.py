@@ -325,7 +325,7 @@ def _stats(
         k = np.where(inside, j, 0)
         x0, x1 = cdf[k], cdf[np.minimum(k + 1, len(cdf) - 1)]
         slope = (at[np.minimum(k + 1, len(cdf) - 1)] - at[k]) / np.where(inside, x1 - x0, 1.0)
-        edge = np.where(j < point_starts, values[0], at[np.maximum(j, 0)])
+        edge = np.where(j < point_starts, values[0], values[-1])  # as interp: the ends
         out[f"lat_{percentile_name(p)}_ns"] = np.where(inside, slope * (p - x0) + at[k], edge)
     for threshold in thresholds_ns:
         over = np.add.reduceat(np.where(upper[bins] > threshold, counts, 0.0), starts)

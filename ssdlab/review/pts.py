@@ -33,7 +33,14 @@ from ..analysis.pts import (
 )
 from ..analysis.steady_state import SteadyState
 from ..phrases import parse_qd, qd_phrase, rephrase, workload_phrase
-from ..tables import format_bw, format_bytes, format_duration, format_iops, format_latency
+from ..tables import (
+    format_bw,
+    format_bytes,
+    format_duration,
+    format_iops,
+    format_latency,
+    format_number,
+)
 from ..units import MB, bs_label
 from .section import Section, table
 
@@ -474,7 +481,7 @@ def _saturation(ws: WriteSaturation) -> tuple[list[str], list[Any]]:
         ),
     ]
     written = format_bytes(ws.io_bytes)
-    times = f" ({ws.written_fills:.2g}x the capacity)" if ws.written_fills else ""
+    times = f" ({format_number(ws.written_fills)}x the capacity)" if ws.written_fills else ""
     done = f"Write saturation ({rephrase(ws.workload)}): {written}{times} written in "
     if spans.is_empty():  # too short for one whole log window
         return [f"{done}{format_duration(ws.runtime_s)}; no log window to average."], parts

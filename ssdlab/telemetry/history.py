@@ -53,6 +53,7 @@ from pydantic import ValidationError
 
 from .. import __version__
 from ..atomic import write_text_atomic
+from ..console import plural
 from ..errors import InputError
 from ..formats import FORMATS, PROBE_JSON_MAX_BYTES, Format, Probe, recognise
 from ..importer import Skipped, made_by_import, walk_files, write_frames
@@ -431,7 +432,9 @@ def _import(
         on_file(len(files), len(files))
     frame = run.frame()
     if frame.is_empty():
-        raise InputError(f"no SMART capture found under {', '.join(map(str, paths))}")
+        why = "; ".join(map(str, run.skipped[:3])) + ("; ..." if len(run.skipped) > 3 else "")
+        skipped = f" ({plural(len(run.skipped), 'file')} skipped: {why})" if run.skipped else ""
+        raise InputError(f"no SMART capture found under {', '.join(map(str, paths))}{skipped}")
     report = HistoryReport(
         out=out,
         files=len(files),

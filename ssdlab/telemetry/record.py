@@ -105,7 +105,7 @@ class SmartRecord(BaseModel):
     media_errors: int | None = None
     unsafe_shutdowns: int | None = None
     critical_warning: int | None = None
-    captured_s: float | None = None
+    captured_s: float | None = Field(default=None, ge=0, lt=253402300800)  # before year 10000
     host: str | None = None
     namespace: int | None = None
     power_states_w: list[float] = Field(default_factory=list)
