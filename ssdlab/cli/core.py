@@ -339,7 +339,7 @@ def _import_each(trees: list[Path], root: Path, strict: bool) -> None:
             highlight=False,
         )
 
-    with _import_display() as display:
+    with _import_display(forks=True) as display:
         imported = import_each(
             trees,
             root,
@@ -380,15 +380,15 @@ class _ImportDisplay:
 
 
 @contextlib.contextmanager
-def _import_display() -> Iterator[_ImportDisplay]:
-    """An import's progress line on stderr, shown only when it is a terminal; redrawn at
-    each update, not by a thread (``import --each`` forks, which a running thread makes
-    unsafe)."""
+def _import_display(forks: bool = False) -> Iterator[_ImportDisplay]:
+    """An import's progress line on stderr, shown only when it is a terminal; redrawn by a
+    thread, or only at each update when the import ``forks`` (``import --each``: a running
+    thread would make forking unsafe)."""
     from rich.progress import Progress
 
     err = stderr()
     with Progress(
-        console=err, disable=not err.is_terminal, transient=True, auto_refresh=False
+        console=err, disable=not err.is_terminal, transient=True, auto_refresh=not forks
     ) as progress:
         yield _ImportDisplay(progress)
 
