@@ -7,7 +7,7 @@ import inspect
 import io
 import sys
 import typing
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from enum import StrEnum
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
@@ -393,15 +393,20 @@ def _import_display(forks: bool = False) -> Iterator[_ImportDisplay]:
         yield _ImportDisplay(progress)
 
 
+def print_skipped(skipped: Sequence[object], summary: str) -> None:
+    """The files an import skipped, one line each, then its summary line (on stderr)."""
+    err = stderr()
+    for item in skipped:
+        err.print(f"skipped {escape(str(item))}", soft_wrap=True, highlight=False)
+    err.print(f"{summary}; skipped {plural(len(skipped), 'file')}", soft_wrap=True, highlight=False)
+
+
 def _print_import(report: ImportReport, prefix: str = "") -> None:
     """The skipped files of an import, one line each, and its summary line."""
-    err = stderr()
-    for skipped in report.skipped:
-        err.print(f"skipped {escape(str(skipped))}", soft_wrap=True, highlight=False)
-    err.print(
+    print_skipped(
+        report.skipped,
         f"{escape(prefix)}imported {plural(report.results, 'fio result')} with "
-        f"{plural(report.logs, 'log')}; skipped {plural(len(report.skipped), 'file')}",
-        highlight=False,
+        f"{plural(report.logs, 'log')}",
     )
 
 

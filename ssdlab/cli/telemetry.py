@@ -128,18 +128,14 @@ def smart_import(
     JSON, smartctl_exporter dumps) into OUT/frames/smart_history.parquet: per drive and
     snapshot, bytes written, WAF between snapshots and lifetime, wear, spare, errors."""
     from ..telemetry.history import import_smart_history
-    from .core import _import_display
+    from .core import _import_display, print_skipped
 
     with _import_display() as display:
         report = import_smart_history(paths, out, on_file=display.file, workers=jobs)
-    err = stderr()
-    for skipped in report.skipped:
-        err.print(f"skipped {escape(str(skipped))}", soft_wrap=True, highlight=False)
-    err.print(
+    print_skipped(
+        report.skipped,
         f"{plural(report.drives, 'drive')}, {plural(report.snapshots, 'snapshot')} from "
-        f"{plural(report.files, 'file')}; skipped {plural(len(report.skipped), 'file')}",
-        soft_wrap=True,
-        highlight=False,
+        f"{plural(report.files, 'file')}",
     )
     print(out)
 
