@@ -7,14 +7,16 @@ Run: ``.venv/bin/python benchmarks/bench_hist.py [--workdir DIR] [--repeat 3]``
 The logs are made once with real fio and kept in the work directory: one job of
 ``--jobs`` threads (``null`` ioengine, 4k random 70/30) writing a histogram log each at
 ``--interval-ms`` for ``--runtime-s`` seconds (fio 3.x's 1856 bins), in relative time (the
-tool counts intervals from 0). Measured, each the median of ``--repeat``, in this process:
+tool counts intervals from 0). Measured in this process, ``--repeat`` rounds of both one
+after the other (so that a change in the machine's load reaches both alike):
 
 - fiologparser_hist.py --noweight: its ``main`` over every log (they add up), output discarded;
 - ssdlab: :func:`~ssdlab.io.fio_hist.read_fio_hist_log` of every log and
   :func:`~ssdlab.io.fio_hist.hist_intervals` over them, the same percentiles.
 
 The two outputs are checked to agree (samples and every percentile to the tool's 3 decimals)
-before the times are reported. Goal (issue 17): ssdlab >= 10x faster.
+before the times are reported: the median of each, and the median of the rounds' ratios.
+Goal (issue 17): ssdlab >= 10x faster.
 """
 
 from __future__ import annotations
@@ -91,13 +93,15 @@ def check_agree(tool_csv: str, ours: pl.DataFrame) -> None:
             assert abs(float(value) - mine[name]) <= 1e-3 + 1e-9 * abs(mine[name]), name
 
 
-def timed(func: Callable[[], object], repeat: int) -> float:
-    times = []
+def rounds(funcs: list[Callable[[], object]], repeat: int) -> list[list[float]]:
+    """The wall times of each of ``funcs``, ``repeat`` rounds of each once."""
+    times: list[list[float]] = [[] for _ in funcs]
     for _ in range(repeat):
-        start = time.perf_counter()
-        func()
-        times.append(time.perf_counter() - start)
-    return statistics.median(times)
+        for func, spent in zip(funcs, times, strict=True):
+            start = time.perf_counter()
+            func()
+            spent.append(time.perf_counter() - start)
+    return times
 
 
 def main() -> None:
@@ -118,11 +122,17 @@ def main() -> None:
     print(f"logs: {len(logs)} x {args.runtime_s} s at {args.interval_ms} ms, {size / 1e6:.1f} MB")
     module = tool_module()
     check_agree(run_tool(module, logs, args.interval_ms), run_ssdlab(logs, args.interval_ms))
-    tool_s = timed(lambda: run_tool(module, logs, args.interval_ms), args.repeat)
-    print(f"fiologparser_hist.py --noweight: {tool_s:7.3f} s", flush=True)
-    ours_s = timed(lambda: run_ssdlab(logs, args.interval_ms), args.repeat)
-    print(f"ssdlab read + hist_intervals:    {ours_s:7.3f} s")
-    print(f"ssdlab is {tool_s / ours_s:.1f}x faster (goal >= 10x); the outputs agree")
+    tool, ours = rounds(
+        [
+            lambda: run_tool(module, logs, args.interval_ms),
+            lambda: run_ssdlab(logs, args.interval_ms),
+        ],
+        args.repeat,
+    )
+    ratio = statistics.median(t / o for t, o in zip(tool, ours, strict=True))
+    print(f"fiologparser_hist.py --noweight: {statistics.median(tool):7.3f} s")
+    print(f"ssdlab read + hist_intervals:    {statistics.median(ours):7.3f} s")
+    print(f"ssdlab is {ratio:.1f}x faster (goal >= 10x); the outputs agree")
 
 
 if __name__ == "__main__":

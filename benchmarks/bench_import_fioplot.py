@@ -11,16 +11,21 @@ count one real fio run (libaio on small files, bench-fio's names: ``<rw>-<qd>-<j
 and 8,890 logs per drive (2 modes x 7 depths x 7 job counts, 5 logs per job clone); each log
 holds about ``runtime / log-msec`` rows (bench-fio's 60 one-second windows by default).
 
-Measured in one run, each the median of ``--repeat``:
+Measured in one run, ``--repeat`` rounds, each round timing every variant once, one after
+the other (so that a change in the machine's load, shared with other work, reaches all of
+them alike):
 
 - read: every byte of every file, read once before to warm the page cache (the baseline);
 - ssdlab per drive: ``ssdlab import DRIVE --out OUT`` once per drive, each its own process,
   as a user runs it (process start included);
 - ssdlab --each: ``ssdlab import --each DRIVE... --out ROOT``, one process;
+- library: ``ssdlab.imports.import_each`` of every drive in a new Python process (process
+  start included, the command line not);
 - fio-plot: fio-plot's loaders in this process (no start-up counted), for every drive and
   mode: ``getdata.get_json_data`` (its bar charts' data) and ``getdata.get_log_data`` (its
   log graphs', every log type) over every depth and job count.
 
+Reported: the median time of each, and the median over the rounds of each round's ratios.
 Goals (issue 14): ssdlab <= 3x the read time, including process start; >= 10x faster than
 fio-plot. ``--profile`` also prints cProfile's top functions of one drive's import.
 """
@@ -121,11 +126,19 @@ def read_all(files: list[Path]) -> int:
 
 
 def ssdlab(*args: str | Path) -> None:
+    python("-m", "ssdlab", *map(str, args))
+
+
+def library(drives: list[Path], out: Path) -> None:
+    """``ssdlab.imports.import_each`` of ``drives`` in a new Python process."""
+    code = "import sys; from pathlib import Path; from ssdlab.imports import import_each; "
+    code += "import_each([Path(p) for p in sys.argv[2:]], Path(sys.argv[1]))"
+    python("-c", code, str(out), *map(str, drives))
+
+
+def python(*args: str) -> None:
     subprocess.run(
-        [sys.executable, "-m", "ssdlab", *map(str, args)],
-        check=True,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
+        [sys.executable, *args], check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
     )
 
 
@@ -149,15 +162,24 @@ def fioplot_load(drive: Path, modes: list[str], depths: list[int], jobs: list[in
     return records
 
 
-def timed(func: Callable[[], object], repeat: int, before: Callable[[], None]) -> float:
-    """The median wall time of ``func`` over ``repeat`` runs, ``before`` run untimed first."""
-    times = []
+def rounds(
+    variants: dict[str, Callable[[], object]], repeat: int, before: Callable[[], None]
+) -> dict[str, list[float]]:
+    """Each variant's wall times, ``repeat`` rounds of every variant once (``before`` run
+    untimed before each)."""
+    times: dict[str, list[float]] = {name: [] for name in variants}
     for _ in range(repeat):
-        before()
-        start = time.perf_counter()
-        func()
-        times.append(time.perf_counter() - start)
-    return statistics.median(times)
+        for name, func in variants.items():
+            before()
+            start = time.perf_counter()
+            func()
+            times[name].append(time.perf_counter() - start)
+    return times
+
+
+def median_ratio(times: dict[str, list[float]], a: str, b: str) -> float:
+    """The median over the rounds of ``a``'s time / ``b``'s."""
+    return statistics.median(x / y for x, y in zip(times[a], times[b], strict=True))
 
 
 def profile_import(drive: Path, out: Path, top: int = 20) -> None:
@@ -200,28 +222,36 @@ def main() -> None:
     def clean() -> None:
         shutil.rmtree(out, ignore_errors=True)
 
-    read_s = timed(lambda: read_all(every), args.repeat, lambda: None)
-    print(f"read every byte:            {read_s:8.2f} s", flush=True)
-    per_drive_s = timed(
-        lambda: [ssdlab("import", d, "--out", out / d.name) for d in drives], args.repeat, clean
-    )
-    print(f"ssdlab import, per drive:   {per_drive_s:8.2f} s  ({DRIVES} processes)", flush=True)
-    each_s = timed(lambda: ssdlab("import", "--each", *drives, "--out", out), args.repeat, clean)
-    print(f"ssdlab import --each:       {each_s:8.2f} s  (1 process)", flush=True)
-    clean()
-    fioplot_s = timed(
-        lambda: [fioplot_load(d, args.modes, args.depths, args.jobs) for d in drives],
+    times = rounds(
+        {
+            "read": lambda: read_all(every),
+            "per drive": lambda: [ssdlab("import", d, "--out", out / d.name) for d in drives],
+            "each": lambda: ssdlab("import", "--each", *drives, "--out", out),
+            "library": lambda: library(drives, out),
+            "fio-plot": lambda: [
+                fioplot_load(d, args.modes, args.depths, args.jobs) for d in drives
+            ],
+        },
         args.repeat,
-        lambda: None,
+        clean,
     )
-    print(f"fio-plot loaders:           {fioplot_s:8.2f} s  (in process, no start-up)")
+    clean()
+    median = {name: statistics.median(values) for name, values in times.items()}
+    for name, values in times.items():
+        print(f"  rounds, {name}: {', '.join(f'{v:.2f}' for v in values)} s")
+    print(f"read every byte:            {median['read']:8.2f} s")
+    print(f"ssdlab import, per drive:   {median['per drive']:8.2f} s  ({DRIVES} processes)")
+    print(f"ssdlab import --each:       {median['each']:8.2f} s  (1 process)")
+    print(f"library import_each:        {median['library']:8.2f} s  (1 process)")
+    print(f"fio-plot loaders:           {median['fio-plot']:8.2f} s  (in process, no start-up)")
     print(
-        f"ssdlab / read bytes: {per_drive_s / read_s:.1f}x per drive, "
-        f"{each_s / read_s:.1f}x --each (goal <= 3x)"
+        f"ssdlab / read bytes: {median_ratio(times, 'per drive', 'read'):.1f}x per drive, "
+        f"{median_ratio(times, 'each', 'read'):.1f}x --each, "
+        f"{median_ratio(times, 'library', 'read'):.1f}x library (goal <= 3x)"
     )
     print(
-        f"fio-plot / ssdlab:   {fioplot_s / per_drive_s:.1f}x per drive, "
-        f"{fioplot_s / each_s:.1f}x --each (goal >= 10x)"
+        f"fio-plot / ssdlab:   {median_ratio(times, 'fio-plot', 'per drive'):.1f}x per drive, "
+        f"{median_ratio(times, 'fio-plot', 'each'):.1f}x --each (goal >= 10x)"
     )
     if args.profile:
         profile_import(drives[0], out / "profiled")

@@ -20,6 +20,13 @@ frame no run has is still a view, empty, with its columns and types, so a query 
 ``power`` or ``act_trials`` works on any catalog. Every row carries ``run_id`` and
 ``results_dir`` (relative to the root). Results directories that cannot be loaded are listed
 in the table ``skipped`` (``results_dir``, ``error``).
+
+Fleet SMART histories (directories ``ssdlab smart import`` wrote) at or below the root have
+views too, each row with ``history_dir`` (relative to the root): ``smart_history`` (every
+snapshot, read from the history's own Parquet), ``fleet_drives`` (one row per drive and
+history: :func:`~ssdlab.analysis.fleet_endurance.drive_endurance`, cached like the frames)
+and the table ``fleet_models`` (:func:`~ssdlab.analysis.fleet_endurance.model_endurance` of
+every history's drives together). Histories that cannot be read are listed in ``skipped``.
 """
 
 from __future__ import annotations
@@ -33,10 +40,15 @@ import duckdb
 import polars as pl
 
 from . import __version__
+from .analysis.fleet_endurance import drive_endurance, model_endurance
 from .atomic import write_bytes_atomic
 from .errors import InputError, SsdlabError
 from .layout import MANIFEST
 from .results import FRAME_BUILDERS, Results, load
+from .telemetry.history import FRAME as HISTORY
+from .telemetry.history import RECORD as HISTORY_RECORD
+from .telemetry.history import SCHEMA as HISTORY_SCHEMA
+from .telemetry.history import scan_smart_history
 
 CATALOG_DIR = ".ssdlab-catalog"
 DATABASE = "catalog.duckdb"
@@ -89,27 +101,34 @@ def find_results(root: Path | str, exclude: tuple[Path, ...] = ()) -> list[Path]
 
     Hidden directories, directories inside a results directory and ``exclude`` are skipped.
     """
-    root = Path(root)
+    return _find(Path(root), exclude)[MANIFEST]
+
+
+def _find(root: Path, exclude: tuple[Path, ...] = ()) -> dict[str, list[Path]]:
+    """Results directories and SMART histories at or below ``root``, by the file marking
+    them (``manifest.json``, ``smart_history.json``), sorted; nothing inside either."""
     if not root.is_dir():
         raise InputError(f"{root}: no such directory")
     excluded = {p.resolve() for p in exclude}
-    found = []
+    found: dict[str, list[Path]] = {MANIFEST: [], HISTORY_RECORD: []}
     for dirpath, dirnames, filenames in os.walk(root):
         path = Path(dirpath)
-        if MANIFEST in filenames:
-            found.append(path)
+        marker = next((m for m in found if m in filenames), None)
+        if marker is not None:
+            found[marker].append(path)
             dirnames.clear()
             continue
         dirnames[:] = sorted(
             d for d in dirnames if not d.startswith(".") and (path / d).resolve() not in excluded
         )
-    return sorted(found)
+    return {marker: sorted(paths) for marker, paths in found.items()}
 
 
-def _key(root: Path, results_dir: Path) -> str:
-    """Cache key of a results directory: its place under the root, its manifest's state, and
-    the ssdlab version and frame builders that made the frames."""
-    stat = (results_dir / MANIFEST).stat()
+def _key(root: Path, results_dir: Path, marker: str = MANIFEST) -> str:
+    """Cache key of a results directory (or history): its place under the root, its
+    manifest's (record's) state, and the ssdlab version and frame builders that made the
+    frames."""
+    stat = (results_dir / marker).stat()
     builders = ",".join(f"{k}={FRAME_BUILDERS.origin(k)}" for k in sorted(FRAME_BUILDERS))
     text = f"{results_dir.relative_to(root)}|{stat.st_mtime_ns}|{stat.st_size}|{__version__}"
     text += f"|{CATALOG_FORMAT}"
@@ -178,8 +197,10 @@ def sync(root: Path | str) -> tuple[Path, list[tuple[str, str]]]:
     results directories that could not be loaded (relative path, error)."""
     root = Path(root)
     frames_dir = root / CATALOG_DIR / "frames"
-    current = {d: _key(root, d) for d in find_results(root)}
-    valid = set(current.values())
+    found = _find(root)
+    current = {d: _key(root, d) for d in found[MANIFEST]}
+    histories = {d: _key(root, d, HISTORY_RECORD) for d in found[HISTORY_RECORD]}
+    valid = set(current.values()) | set(histories.values())
     for stale in frames_dir.glob("*/*.parquet"):
         if stale.stem not in valid and stale.name != EMPTY:
             stale.unlink()
@@ -204,7 +225,53 @@ def sync(root: Path | str) -> tuple[Path, list[tuple[str, str]]]:
         if not (frames_dir / "runs" / EMPTY).is_file():
             _write_parquet(runs.clear(), frames_dir / "runs" / EMPTY)
         _write_parquet(runs, frames_dir / "runs" / f"{key}.parquet")  # last: marks it complete
+    skipped += _sync_histories(root, frames_dir, histories)
     return frames_dir, skipped
+
+
+def _sync_histories(
+    root: Path, frames_dir: Path, histories: dict[Path, str]
+) -> list[tuple[str, str]]:
+    """Cache each SMART history's ``fleet_drives`` rows; the histories that cannot be read."""
+    skipped = []
+    for history, key in histories.items():
+        cached = frames_dir / "fleet_drives" / f"{key}.parquet"
+        if cached.is_file():
+            continue
+        relative = str(history.relative_to(root))
+        try:
+            drives = drive_endurance(scan_smart_history(history))
+        except (SsdlabError, pl.exceptions.PolarsError) as exc:
+            skipped.append((relative, str(exc)))
+            continue
+        _write_parquet(drives.with_columns(history_dir=pl.lit(relative, pl.String)), cached)
+    empty = pl.DataFrame(schema=HISTORY_SCHEMA)
+    for name, frame in (("fleet_drives", drive_endurance(empty)), (HISTORY, empty)):
+        if not (frames_dir / name / EMPTY).is_file():
+            tagged = frame.with_columns(history_dir=pl.lit(None, pl.String))
+            _write_parquet(tagged, frames_dir / name / EMPTY)
+    return skipped
+
+
+def _quoted(text: str) -> str:
+    return "'" + text.replace("'", "''") + "'"
+
+
+def _history_views(con: duckdb.DuckDBPyConnection, root: Path, frames_dir: Path) -> None:
+    """The ``smart_history`` view over every readable history's own Parquet, and the table
+    ``fleet_models`` of every history's drives."""
+    selects = [f"select * from read_parquet({_quoted(str(frames_dir / HISTORY / EMPTY))})"]
+    for drives in sorted((frames_dir / "fleet_drives").glob("[!_]*.parquet")):
+        for relative in pl.read_parquet(drives, columns=["history_dir"])["history_dir"].unique():
+            frame = str(root / relative / "frames" / f"{HISTORY}.parquet")
+            selects.append(
+                f"select *, {_quoted(relative)} as history_dir from read_parquet({_quoted(frame)})"
+            )
+    con.execute(f'create or replace view "{HISTORY}" as ' + " union all by name ".join(selects))
+    models = model_endurance(pl.scan_parquet(frames_dir / "fleet_drives" / "*.parquet"))
+    con.register("_fleet_models", models)
+    con.execute("create or replace table fleet_models as select * from _fleet_models")
+    con.unregister("_fleet_models")
 
 
 def catalog(root: Path | str, *, database: Path | str | None = None) -> duckdb.DuckDBPyConnection:
@@ -237,6 +304,7 @@ def catalog(root: Path | str, *, database: Path | str | None = None) -> duckdb.D
             f'create or replace view "{name}" as select * from '
             f"read_parquet('{pattern}', union_by_name = true)"
         )
+    _history_views(con, root, frames_dir)
     problems = pl.DataFrame(
         skipped, schema={"results_dir": pl.String, "error": pl.String}, orient="row"
     )

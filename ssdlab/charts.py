@@ -15,6 +15,7 @@ import altair as alt
 import polars as pl
 
 from .analysis import SteadyState, quoted_mix
+from .tables import UNIT_DECIMALS
 
 MAX_POINTS = 5000
 WIDTH = 640
@@ -47,6 +48,20 @@ def axis(length: int | None = None, **options: Any) -> alt.Axis:
     if length is not None and "values" not in options:
         settings["tickCount"] = max(2, int(length) // TICK_PX)
     return alt.Axis(**(settings | options))
+
+
+def value_format(unit: str) -> str:
+    """The d3 format of a figure in ``unit`` written on a chart: the decimals a table gives
+    that unit (:data:`ssdlab.tables.UNIT_DECIMALS`), else four significant digits."""
+    decimals = UNIT_DECIMALS.get(unit)
+    return ",.4~r" if decimals is None else f",.{decimals}f"
+
+
+def latency_y(field: str = "us:Q") -> alt.Y:
+    """The y axis of every latency chart: completion latency in µs on a log scale."""
+    return alt.Y(
+        field, scale=alt.Scale(type="log"), title="Completion latency (µs, log)", axis=axis()
+    )
 
 
 def _step_order(frame: pl.DataFrame) -> list[str]:
@@ -214,16 +229,26 @@ def qd_scaling(
         alt.Tooltip("mean_us:Q", title="Mean latency (µs)", format=",.1f"),
         alt.Tooltip("p99_us:Q", title="p99 latency (µs)", format=",.1f"),
     ]
-    base = alt.Chart(data).encode(x=x, color=color, tooltip=tooltip)
-    line = base.mark_line(point=True).encode(
-        y=alt.Y("value:Q", title=metric, axis=axis()), strokeWidth=_stroke(subject)
+    labelled = len(order) == 1
+    top = float(data["value"].max() or 0) * 1.15  # headroom for the label above the mark
+    y = alt.Y(
+        "value:Q",
+        title=metric,
+        axis=axis(),
+        scale=alt.Scale(domain=[0, top], nice=True) if labelled and top > 0 else alt.Undefined,
     )
+    base = alt.Chart(data).encode(x=x, color=color, tooltip=tooltip)
+    line = base.mark_line(point=True).encode(y=y, strokeWidth=_stroke(subject))
     marked = base.transform_filter(alt.datum.at_95).encode(y="value:Q")
     layers = [line, marked.mark_point(shape="diamond", size=180, filled=True, opacity=1)]
-    if len(order) == 1:
-        layers.append(
-            marked.mark_text(dy=-14, fontSize=11, fontWeight="bold").encode(text=alt.value("95 %"))
-        )
+    if labelled:  # beside the diamond, away from the y axis and the plot's right edge
+        sides = ((alt.datum.qd < qds[-1], "left", 9), (alt.datum.qd >= qds[-1], "right", -9))
+        for keep, align, dx in sides:
+            layers.append(
+                marked.transform_filter(keep)
+                .mark_text(align=align, dx=dx, dy=-9, fontSize=11, fontWeight="bold")
+                .encode(text=alt.value("95 %"))
+            )
     throughput = alt.layer(*layers).properties(
         width=HALF, height=240, title=f"{metric} by queue depth"
     )
@@ -235,12 +260,7 @@ def qd_scaling(
         .mark_line(point=True)
         .encode(
             x=x,
-            y=alt.Y(
-                "us:Q",
-                scale=alt.Scale(type="log"),
-                title="Completion latency (µs, log)",
-                axis=axis(),
-            ),
+            y=latency_y(),
             color=color,
             strokeDash=alt.StrokeDash("stat:N", legend=None, sort=["mean", "p99"]),
             strokeWidth=_stroke(subject),
@@ -544,6 +564,15 @@ def convergence(
     )
 
 
+def _log_scale(values: pl.Series) -> alt.Scale:
+    """A log scale around ``values`` (positive), not widened to whole decades: figures
+    within one decade would otherwise fill a tenth of the plot."""
+    low, high = values.min(), values.max()
+    if low is None or high is None:
+        return alt.Scale(type="log")
+    return alt.Scale(type="log", domain=[float(low) / 1.25, float(high) * 1.25], nice=False)
+
+
 def by_block_size(cells: pl.DataFrame, title: str, unit: str, *, log: bool = True) -> alt.Chart:
     """The SNIA PTS 2D plot: a value against block size, one line per ``series`` (R/W mix);
     click a legend entry to pick a line out.
@@ -562,7 +591,7 @@ def by_block_size(cells: pl.DataFrame, title: str, unit: str, *, log: bool = Tru
             y=alt.Y(
                 "value:Q",
                 title=f"{unit} (log)" if log else unit,
-                scale=alt.Scale(type="log") if log else alt.Scale(zero=True),
+                scale=_log_scale(data["value"]) if log else alt.Scale(zero=True),
                 axis=axis(),
             ),
             color=alt.Color(
@@ -613,16 +642,11 @@ def matrix_heatmap(cells: pl.DataFrame, title: str, unit: str) -> alt.LayerChart
             alt.Tooltip("value:Q", title=unit, format=",.4~r"),
         ],
     )
-    cells_mark = base.mark_rect().encode(
-        color=alt.Color(
-            "value:Q",
-            title=unit,
-            scale=alt.Scale(type="log", scheme="blues"),
-            legend=alt.Legend(format="~s", orient="right"),
-        )
+    cells_mark = base.mark_rect().encode(  # every cell carries its figure: no legend
+        color=alt.Color("value:Q", scale=alt.Scale(type="log", scheme="blues"), legend=None)
     )
     text = base.mark_text(fontSize=11).encode(
-        text=alt.Text("value:Q", format=",.0f" if low >= 100 else ",.3~r"),
+        text=alt.Text("value:Q", format=value_format(unit)),
         color=alt.condition(alt.datum.value > middle, alt.value("white"), alt.value("#1b2129")),
     )
     return (cells_mark + text).properties(width=alt.Step(72), height=alt.Step(28), title=title)
@@ -683,7 +707,7 @@ def grouped_bars(
     if log or bar_px < LABELLED_BAR_PX:
         return bars.properties(width=panel_width, height=240, title=title)
     text = base.mark_text(dy=-6, fontSize=10, color="#1b2129").encode(
-        text=alt.Text("value:Q", format=",.4~r")
+        text=alt.Text("value:Q", format=value_format(unit))
     )
     return (bars + text).properties(width=panel_width, height=240, title=title)
 
@@ -824,12 +848,7 @@ def latency_percentiles(curves: pl.DataFrame, order: Sequence[str]) -> alt.Chart
                     "-datum.value), '.6~f')",
                 ),
             ),
-            y=alt.Y(
-                "us:Q",
-                scale=alt.Scale(type="log"),
-                title="Completion latency (µs, log)",
-                axis=axis(),
-            ),
+            y=latency_y(),
             color=alt.Color(
                 "series:N",
                 sort=list(order),

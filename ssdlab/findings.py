@@ -25,6 +25,7 @@ from typing import Any
 import polars as pl
 
 from .analysis import Consistency, quoted_mix
+from .analysis.repeats import lead
 from .phrases import LABEL_RE, mix_phrase, parse_qd, qd_phrase, rephrase, workload_phrase
 from .tables import format_bw, format_duration, format_iops, format_latency, format_number
 from .units import MB
@@ -439,6 +440,15 @@ def leads(scores: pl.DataFrame) -> list[str]:
         shown = f"{format_value(a, first['metric'])} vs {format_value(b, second['metric'])}"
         if not higher:
             shown += "; lower is better"
+        noise = _noise(first, second, higher)
+        if noise is not None:
+            found.append(
+                (
+                    noise[0],
+                    noise[1].format(a=first["drive"], b=second["drive"], test=test, shown=shown),
+                )
+            )
+            continue
         if a == b or (min(a, b) > 0 and max(a, b) / min(a, b) < 1.01):
             sentence = f"{first['drive']} and {second['drive']} are within 1 % in {test} ({shown})."
             ratio = 1.0
@@ -453,6 +463,24 @@ def leads(scores: pl.DataFrame) -> list[str]:
             )
         found.append((ratio, sentence))
     return [sentence for _, sentence in sorted(found, key=lambda f: -f[0])]
+
+
+def _noise(
+    first: Mapping[str, Any], second: Mapping[str, Any], higher: bool
+) -> tuple[float, str] | None:
+    """With repeats on both sides, the lead of ``first`` over ``second`` with its 95 %
+    interval (:func:`~ssdlab.analysis.repeats.lead`): ``(ratio to sort by, a sentence
+    template with {a}, {b}, {test}, {shown})``, ratio 1 when within the noise; else None."""
+    mine, theirs = first.get("repeats"), second.get("repeats")
+    if not mine or not theirs or min(len(mine), len(theirs)) < 2 or min(*mine, *theirs) <= 0:
+        return None
+    found = lead(mine, theirs) if higher else lead(theirs, mine)
+    size = f"{abs(found.pct):.0f} % ± {found.plus_minus_pct:.0f} %"
+    if not found.significant:
+        return 1.0, f"{{a}} and {{b}} differ by {size} in {{test}} ({{shown}}): within the noise."
+    if found.pct < 0:  # the median and the repeats' mean disagree: say nothing of the noise
+        return None
+    return 1 + found.pct / 100, f"{{a}} leads {{b}} by {size} in {{test}} ({{shown}})."
 
 
 def _difference(row: Mapping[str, Any], wins: bool) -> str:

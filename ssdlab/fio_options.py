@@ -78,6 +78,11 @@ ALLOWED = frozenset({
     "stonewall", "wait_for_previous", "startdelay", "atomic", "pre_read",
 })  # fmt: skip
 
+#: options a load sweep sets on its rate-limited steps (``rate_iops`` per job and direction,
+#: ``rate_process``): a sweep's own ``options`` may not hold these or other rate caps. On a
+#: plain step ``rate``/``rate_iops``/``rate_process`` stay allowed: they only pace the I/O
+SWEEP_OWN = frozenset({"rate", "rate_iops", "rate_process", "rate_min", "rate_iops_min"})
+
 FILES = "chooses files or devices fio opens"
 WRITES = "makes fio write (or trim, or verify by writing)"
 PROGRAMS = "runs programs or changes the system"
@@ -198,6 +203,14 @@ def option_problem(name: str, value: str | int | float | bool, allowed: Collecti
         why = why or "is not on ssdlab's list of options it passes to fio"
         return f"option {name!r} {why}: refused unless you run with --allow-fio-option {name}"
     return override_problem(name, value)
+
+
+def sweep_option_problem(name: str) -> str:
+    """Why a load sweep's step cannot have option ``name`` ('' when it can): the sweep sets
+    the rate itself (:data:`SWEEP_OWN`)."""
+    if name in SWEEP_OWN:
+        return f"option {name!r}: a load sweep sets the rate of its steps itself"
+    return ""
 
 
 def opt_in_problem(name: str) -> str:

@@ -13,7 +13,13 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, Field, ValidationError
+from pydantic import (
+    BaseModel,
+    Field,
+    SerializerFunctionWrapHandler,
+    ValidationError,
+    model_serializer,
+)
 
 from .atomic import write_text_atomic
 from .errors import InputError
@@ -46,6 +52,31 @@ class TargetInfo(BaseModel):
     device: dict[str, Any] | None = None  # identity of a block device (ssdlab.devices)
 
 
+class LoadPoint(BaseModel):
+    """A load sweep's step: its role and, for a rate-limited one, the rate it asked for and
+    whether fio reached it (:class:`ssdlab.suite.Sweep`).
+
+    ``role``: ``max`` (the unlimited step measuring the maximum), ``rate`` (rate-limited at
+    ``fraction`` of ``max_iops``) or ``unlimited`` (the workload unlimited after the rates).
+    ``requested_iops`` is what the per-job ``rate_iops`` (as the job file has it) add up to;
+    ``achieved_iops`` what fio measured (all jobs and directions); ``reached`` whether that is
+    at least ``reach`` x requested (None for unlimited steps and before the step ends). A
+    resumed run reuses the recorded rates."""
+
+    sweep: str
+    role: Literal["max", "rate", "unlimited"]
+    fraction: float | None = None
+    max_iops: float | None = None
+    max_from: Literal["measured", "given"] | None = None
+    target_iops: float | None = None  # fraction x max_iops, before rounding per job
+    requested_iops: float | None = None
+    rate_iops: str | None = None
+    numjobs: int | None = None
+    reach: float | None = None
+    achieved_iops: float | None = None
+    reached: bool | None = None
+
+
 class StepRecord(BaseModel):
     index: int
     name: str
@@ -60,6 +91,15 @@ class StepRecord(BaseModel):
     block: str | None = None  # the round block this step belongs to
     round: int | None = None
     notes: list[str] = Field(default_factory=list)
+    load: LoadPoint | None = None  # a load sweep's step (None: any other step)
+
+    @model_serializer(mode="wrap")
+    def _without_empty_load(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
+        """No ``load`` key for other steps: their records stay as before sweeps existed."""
+        data = handler(self)
+        if self.load is None:
+            data.pop("load", None)
+        return data
 
 
 class SteadyStateRecord(BaseModel):

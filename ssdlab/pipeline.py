@@ -26,7 +26,6 @@ import polars as pl
 
 from . import layout
 from .errors import InputError
-from .io.fio_hist import interval_end_ms, interval_stats, read_fio_hist_log
 from .io.fio_json import FioJson, FioRows, fio_frames, parse_fio_json
 from .io.text import read_bytes
 from .logs import JobLog, JobLogs, find_job_logs, job_options, log_params, timeseries
@@ -260,11 +259,15 @@ def _hist_rows(step: StepData, on_bad: OnBadLog) -> Iterator[tuple[int, pl.DataF
     """The bins of every histogram log of a step, tagged with their job entry and interval,
     with the number of bins of their layout. A job entry one of whose logs cannot be read
     is left out whole (its other threads alone would understate it)."""
+    logs = [log for log in step.logs if log.kind == "clat_hist"]
+    if not logs:
+        return
+    # imported here, as in _intervals: numpy (~0.1 s) only when a run has histogram logs
+    from .io.fio_hist import interval_end_ms, read_fio_hist_log
+
     read: list[tuple[JobLog, pl.DataFrame, int]] = []
     broken: set[int] = set()
-    for log in step.logs:
-        if log.kind != "clat_hist":
-            continue
+    for log in logs:
         try:
             hist, meta = read_fio_hist_log(log.path)
         except InputError as exc:
@@ -289,6 +292,8 @@ def _hist_rows(step: StepData, on_bad: OnBadLog) -> Iterator[tuple[int, pl.DataF
 
 def _intervals(rows: list[pl.DataFrame], n_bins: int) -> pl.DataFrame:
     """:data:`LATENCY_INTERVALS_SCHEMA` of histogram rows of one bin layout."""
+    from .io.fio_hist import interval_stats
+
     keys = ("step_index", "job_index", "interval_ms", "direction", "end_ms")
     stats = interval_stats(pl.concat(rows), n_bins, keys, INTERVAL_PERCENTILES)
     first = pl.col("end_ms").min().over("step_index", "job_index")

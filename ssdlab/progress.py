@@ -13,6 +13,7 @@ while they write JSON, so the fleet shows elapsed time and the hosts still runni
 
 from __future__ import annotations
 
+import math
 import threading
 import time
 from types import TracebackType
@@ -135,8 +136,8 @@ class RunDisplay:
                 label, total=planned_s or None, eta=_hms(planned_s), live=""
             )
             self._refresh()
-        if not self.live:
-            self.print(f"{label}: running (planned {_hms(planned_s)})")
+        if not self.live:  # a plan under a second is not "0:00:00"
+            self.print(f"{label}: running (planned {_hms(math.ceil(planned_s))})")
 
     def fio_status(self, status: FioStatus) -> None:
         """fio's live status line of the running step."""

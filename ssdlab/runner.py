@@ -32,6 +32,7 @@ import polars as pl
 from rich.console import Console
 
 from . import __version__
+from .analysis.repeats import interval
 from .analysis.steady_state import steady_round
 from .console import plural
 from .errors import InputError, SsdlabError
@@ -39,11 +40,12 @@ from .execute import LocalFio, RunHook, RunInterrupted, StepExecutor, StepFailed
 from .fio import fio_binary, job_file, pinned_clocksource
 from .io.fio_json import FioJson, read_fio_json
 from .layout import FIO_JSON, step_dir
-from .manifest import Manifest, SteadyStateRecord, StepRecord, TargetInfo
+from .manifest import LoadPoint, Manifest, SteadyStateRecord, StepRecord, TargetInfo
 from .pipeline import result_jobs
 from .progress import RunDisplay
+from .repeat import measured_step, repeat_name, split_repeat
 from .session import guard_run, open_manifest, set_up_local
-from .suite import Rounds, Step, Suite
+from .suite import Rounds, Step, Suite, Sweep, split_rate
 from .tables import format_bw, format_iops
 from .target import purge
 from .units import parse_size
@@ -59,6 +61,7 @@ __all__ = [
     "run_suite",
     "step_headline",
     "suite_jobs",
+    "sweep_jobs",
     "tracked_value",
 ]
 
@@ -96,12 +99,33 @@ def check_fits(suite: Suite, target: TargetInfo) -> None:
             )
 
 
+#: the maximum a plan's sample rate-limited job of a sweep without ``max_iops`` is split from
+#: (fio --parse-only checks the option, not the figure)
+PLAN_SAMPLE_IOPS = 100_000.0
+
+
+def sweep_jobs(sweep: Sweep) -> list[Step]:
+    """The fio runs of ``sweep`` a plan checks: its unlimited workload (when it measures or
+    ends with one) and its first rate-limited step (at a sample maximum when the maximum is
+    measured: fio's parse checks the option, not the figure)."""
+    first = sweep.sweep.fractions[0]
+    split = split_rate(first * (sweep.sweep.max_iops or PLAN_SAMPLE_IOPS), sweep.workload)
+    name = sweep.measure_name or sweep.unlimited_name
+    return ([sweep.named(name)] if name else []) + [sweep.rate_step(first, split.option)]
+
+
 def suite_jobs(suite: Suite, target: str, clocksource: str | None = None) -> list[tuple[str, str]]:
-    """``(step name, job file text)`` of every fio run the suite plans: each step, and each
-    round block's steps as its first round names them (later rounds differ only in name)."""
+    """``(step name, job file text)`` of every fio run the suite plans: each step, each
+    round block's steps as its first round names them (later rounds differ only in name),
+    and each load sweep's unlimited and first rate-limited step (:func:`sweep_jobs`)."""
     steps: list[Step] = []
     for item in suite.steps:
-        steps += item.round_steps(1) if isinstance(item, Rounds) else [item]
+        if isinstance(item, Rounds):
+            steps += item.round_steps(1)
+        elif isinstance(item, Sweep):
+            steps += sweep_jobs(item)
+        else:
+            steps.append(item)
     header = f"ssdlab {__version__}: suite {suite.name}"
     return [
         (
@@ -185,6 +209,42 @@ def tracked_value(jobs: pl.DataFrame, metric: str, direction: str | None) -> flo
     return float((jobs[metric] * jobs["iops"]).sum() / jobs["iops"].sum())
 
 
+def _load_header(load: LoadPoint) -> str:
+    """What a load sweep's job file header says of its rate."""
+    if load.role == "max":
+        return f"load sweep {load.sweep}: unlimited, measures the maximum the rates are of"
+    if load.role == "unlimited":
+        return f"load sweep {load.sweep}: unlimited, after its rates"
+    per = load.rate_iops or ""
+    mix = " (read,write)" if "," in per else ""
+    return (
+        f"load sweep {load.sweep}: rate {load.requested_iops:.0f} IOPS requested = "
+        f"{load.numjobs} job(s) x rate_iops={per}{mix} per job, each rounded to whole IOPS "
+        f"so the jobs add up to it ({load.fraction:g} x {load.max_iops:.0f} "
+        f"{load.max_from} = {load.target_iops:.1f})"
+    )
+
+
+def _judge_load(record: StepRecord, achieved: float) -> str:
+    """Record a sweep step's achieved IOPS and, for a rate, whether it reached its rate
+    (a note on the record when it did not); the headline's addition."""
+    load = record.load
+    assert load is not None
+    load.achieved_iops = achieved
+    if load.role != "rate" or not load.requested_iops:
+        return ""
+    share = achieved / load.requested_iops
+    load.reached = share >= (load.reach or 0)
+    said = f"{share * 100:.1f} % of {format_iops(load.requested_iops)} requested"
+    if not load.reached:
+        record.notes.append(
+            f"missed its rate: {format_iops(achieved)} achieved, {said} (needs "
+            f"{(load.reach or 0) * 100:g} %)"
+        )
+        return f"  MISSED its rate: {said}"
+    return f"  ({said})"
+
+
 #: called before each step that runs (a fleet's lockstep)
 Gate = Callable[[StepRecord, Step], None]
 
@@ -203,24 +263,46 @@ class SuiteSteps:
     _of: str | None = dataclasses.field(default=None, init=False, repr=False)
     #: the round block running
     _block: Rounds | None = dataclasses.field(default=None, init=False, repr=False)
+    #: ``--max-spread``: a repeated step runs again while its repeats' IOPS spread more than
+    #: this (percent: sample standard deviation over mean), up to ``max_repeats`` runs
+    max_spread_pct: float | None = None
+    max_repeats: int = 10
 
     def run(self, suite: Suite) -> None:
         """Every step and round block of ``suite``; a resumed run says at its first step
-        which step of the suite it resumes at."""
+        which step of the suite it resumes at. With :attr:`max_spread_pct`, each group of
+        repeated steps (:func:`~ssdlab.repeat.repeat_suite`) is settled before the suite
+        goes on (:meth:`settle`)."""
         if self.executor.manifest.steps:
             self._of = f"of {'up to ' if suite.has_rounds else ''}{suite.max_steps}"
+        group: list[Step] = []
         for item in suite.steps:
+            if measured_step(item):
+                group.append(item)
+            else:
+                self.settle(group)
+                group = []
             if isinstance(item, Rounds):
                 self.rounds(item)
+            elif isinstance(item, Sweep):
+                self.sweep(item)
             else:
                 self.step(item)
+        self.settle(group)
         if self.failures:
             raise StepFailed(
                 f"{plural(len(self.failures), 'step')} failed: " + "; ".join(self.failures)
             )
 
-    def step(self, step: Step, block: str | None = None, round_no: int | None = None) -> StepRecord:
-        """Run ``step`` unless it is already ``ok``; return its record."""
+    def step(
+        self,
+        step: Step,
+        block: str | None = None,
+        round_no: int | None = None,
+        load: LoadPoint | None = None,
+    ) -> StepRecord:
+        """Run ``step`` unless it is already ``ok``; return its record (``load``: a load
+        sweep's step, recorded with it)."""
         executor = self.executor
         record = executor.manifest.record(step.name)
         if record is not None and record.status == "ok":
@@ -228,6 +310,8 @@ class SuiteSteps:
             return record
         if record is None:
             record = executor.new_record(step.name, workload=step, block=block, round_no=round_no)
+        if load is not None:
+            record.load, record.workload = load, step
         if self._of is not None:
             executor.display.print(f"resuming at step {record.index} {self._of}")
             self._of = None
@@ -236,9 +320,59 @@ class SuiteSteps:
         self._execute(record, step, self._label(record, step))
         return record
 
+    def settle(self, group: list[Step]) -> None:
+        """Run further repeats of the steps of ``group`` whose repeats spread more than
+        :attr:`max_spread_pct`, the widest ones each in turn, until every step is within it
+        or has run :attr:`max_repeats` times. Decided from the results on disk, so a resumed
+        run decides the same."""
+        limit = self.max_spread_pct
+        firsts = [s for s in group if split_repeat(s.name)[1] == 1]
+        while limit is not None and firsts:
+            again = []
+            for step in firsts:
+                names = self._repeats(step.name)
+                values = self._iops(names)
+                spread = interval(values).spread_pct if len(values) > 1 else None
+                if spread is not None and spread > limit and len(names) < self.max_repeats:
+                    again.append((step, len(names) + 1, spread))
+            for step, k, spread in again:
+                extra = step.model_copy(update={"name": repeat_name(step.name, k)})
+                self.executor.display.print(
+                    f"{step.name}: repeats spread {spread:.1f} % (over {limit:g} %): "
+                    f"repeat {k} of up to {self.max_repeats}"
+                )
+                self.executor.display.add_planned(extra.planned_s)
+                self.step(extra)
+            if not again:
+                return
+
+    def _repeats(self, name: str) -> list[str]:
+        """Names of the repeats of step ``name`` that ran (or started)."""
+        manifest, found = self.executor.manifest, []
+        while manifest.record(repeat_name(name, len(found) + 1)) is not None:
+            found.append(repeat_name(name, len(found) + 1))
+        return found
+
+    def _iops(self, names: list[str]) -> list[float]:
+        """IOPS (all directions) of the ``ok`` steps ``names``."""
+        values = []
+        for name in names:
+            record = self.executor.manifest.record(name)
+            if record is None or record.status != "ok":
+                continue
+            path = step_dir(self.executor.out, record) / FIO_JSON
+            try:
+                values.append(tracked_value(result_jobs(read_fio_json(path), path), "iops", None))
+            except InputError:
+                continue
+        return values
+
     def _label(self, record: StepRecord, step: Step) -> str:
         """The step as the progress display names it (a round's step with its round)."""
         block = self._block
+        load = record.load
+        if load is not None and load.role == "rate" and load.requested_iops:
+            return f"[{record.index}] {step.name} at {format_iops(load.requested_iops)}"
         if block is None or record.round is None:
             return f"[{record.index}] {step.name}"
         sub = step.name.removeprefix(f"{block.name}-r{record.round:02d}-")
@@ -250,6 +384,8 @@ class SuiteSteps:
         assert target is not None
         record.direct = step.direct and target.direct_supported
         header = f"ssdlab {__version__}: suite {manifest.suite}, step {step.name}"
+        if record.load is not None:
+            header += f", {_load_header(record.load)}"
         job = job_file(
             step,
             target.path,
@@ -257,9 +393,15 @@ class SuiteSteps:
             header=header,
             clocksource=manifest.fio_clocksource,
         )
-        outcome, error, headline = executor.execute(
-            record, job, label, step.planned_s, step_headline
-        )
+
+        def inspect(directory: Path, fio: FioJson) -> str:
+            headline = step_headline(directory, fio)
+            if record.load is not None:
+                jobs = result_jobs(fio, directory / FIO_JSON)
+                headline += _judge_load(record, float(jobs["iops"].fill_null(0).sum()))
+            return headline
+
+        outcome, error, headline = executor.execute(record, job, label, step.planned_s, inspect)
         said = headline if record.status == "ok" else record.status
         if record.status != "ok" and error and error != record.status:
             said += f": {error}"  # never "interrupted: interrupted"
@@ -274,6 +416,62 @@ class SuiteSteps:
             if self.on_error == "stop":
                 raise StepFailed(message)
             self.failures.append(message)
+
+    def sweep(self, sweep: Sweep) -> None:
+        """A load sweep: its maximum (measured by its ``-max`` step or given), each rate
+        (recorded, so a resumed run asks for the same rates), then its unlimited step. When
+        the maximum cannot be measured (its step failed, ``on_error="continue"``), the rest
+        of the sweep is skipped and counted as a failure."""
+        spec, manifest = sweep.sweep, self.executor.manifest
+        names = sweep.names
+        max_iops, max_from = spec.max_iops, "given"
+        if sweep.measure_name is not None:
+            max_from = "measured"
+            point = LoadPoint(sweep=sweep.name, role="max", numjobs=sweep.workload.numjobs)
+            record = self.step(sweep.named(sweep.measure_name), sweep.name, load=point)
+            measured = record.load.achieved_iops if record.load else None
+            if record.status != "ok" or not measured:
+                skipped = names[1:]
+                self.executor.display.add_planned(-len(skipped) * sweep.workload.planned_s)
+                self.failures.append(
+                    f"load sweep '{sweep.name}': no maximum measured ({record.name} "
+                    f"{record.status}), so its {plural(len(skipped), 'step')} did not run"
+                )
+                return
+            max_iops = measured
+        assert max_iops is not None
+        for fraction in spec.fractions:
+            name = sweep.rate_name(fraction)
+            old = manifest.record(name)
+            kept = old.load if old is not None and old.load is not None else None
+            if kept is not None and kept.rate_iops is not None:  # a resumed run: the same rate
+                point = kept.model_copy(update={"achieved_iops": None, "reached": None})
+                rate = kept.rate_iops
+            else:
+                split = split_rate(fraction * max_iops, sweep.workload)
+                rate = split.option
+                point = LoadPoint(
+                    sweep=sweep.name,
+                    role="rate",
+                    fraction=fraction,
+                    max_iops=max_iops,
+                    max_from=max_from,  # type: ignore[arg-type]
+                    target_iops=split.target_iops,
+                    requested_iops=split.requested_iops,
+                    rate_iops=rate,
+                    numjobs=split.numjobs,
+                    reach=spec.reach,
+                )
+            self.step(sweep.rate_step(fraction, rate), sweep.name, load=point)
+        if sweep.unlimited_name is not None:
+            point = LoadPoint(
+                sweep=sweep.name,
+                role="unlimited",
+                max_iops=max_iops,
+                max_from=max_from,  # type: ignore[arg-type]
+                numjobs=sweep.workload.numjobs,
+            )
+            self.step(sweep.named(sweep.unlimited_name), sweep.name, load=point)
 
     def rounds(self, block: Rounds) -> None:
         """Rounds of ``block`` until its tracked variable is steady or ``max`` rounds. The
@@ -350,6 +548,8 @@ def run_suite(
     params: Mapping[str, str] | None = None,
     hooks: list[RunHook] | None = None,
     console: Console | None = None,
+    max_spread_pct: float | None = None,
+    max_repeats: int = 10,
 ) -> Manifest:
     """Run every step of ``suite`` not yet ``ok`` in ``out``; return the final manifest.
 
@@ -358,6 +558,8 @@ def run_suite(
     first step of a new run. ``scale`` and ``params`` (the ``--set`` overrides as given) are
     recorded (the suite passed is already scaled and built with them), as are the fio options
     it opted in to; a resumed run must match them, its label when given, and its target.
+    ``max_spread_pct`` re-runs repeated steps (:func:`~ssdlab.repeat.repeat_suite`) whose
+    repeats spread more than that, up to ``max_repeats`` runs each (:meth:`SuiteSteps.settle`).
     """
     binary = fio_binary()
 
@@ -399,5 +601,7 @@ def run_suite(
         display = RunDisplay(f"suite {suite.name}", suite.planned_max_s, console)
         executor = StepExecutor(manifest, out, display, LocalFio(display.fio_status), hooks or [])
         with executor.running(), display:
-            SuiteSteps(executor, on_error).run(suite)
+            SuiteSteps(
+                executor, on_error, max_spread_pct=max_spread_pct, max_repeats=max_repeats
+            ).run(suite)
     return manifest

@@ -21,7 +21,7 @@ from typing import Any
 from . import __version__
 from .errors import SsdlabError
 from .fio import fio_version, raise_keyboard_interrupt
-from .layout import MANIFEST, RESERVE
+from .layout import LOCK_FILE, MANIFEST, RESERVE
 from .lock import results_lock
 from .manifest import Manifest, TargetInfo, new_run_id, now
 from .suite import Suite
@@ -184,15 +184,25 @@ def set_up_local(
 def guard_run(out: Path, what: str) -> Iterator[None]:
     """While a run writes to ``out``: hold its lock (a second writer is refused), keep
     running when the terminal goes away (SIGHUP ignored), stop as on Ctrl-C on SIGTERM, and
-    keep space in reserve for the manifest (see :func:`save_manifest`)."""
-    with results_lock(out, what), _run_signals():
-        reserve = out / RESERVE
-        with contextlib.suppress(OSError):
-            reserve.write_bytes(os.urandom(RESERVE_BYTES))  # not zeros: compressed away
-        try:
-            yield
-        finally:
-            reserve.unlink(missing_ok=True)
+    keep space in reserve for the manifest (see :func:`save_manifest`). A directory it
+    created is removed again when the run ends before writing anything to it."""
+    created = not out.exists()
+    try:
+        with results_lock(out, what), _run_signals():
+            reserve = out / RESERVE
+            with contextlib.suppress(OSError):
+                reserve.write_bytes(os.urandom(RESERVE_BYTES))  # not zeros: compressed away
+            try:
+                yield
+            finally:
+                reserve.unlink(missing_ok=True)
+    except BaseException:
+        if created:  # refused before anything was written: leave no empty results directory
+            with contextlib.suppress(OSError):
+                if [p.name for p in out.iterdir()] == [LOCK_FILE]:
+                    (out / LOCK_FILE).unlink()
+                    out.rmdir()
+        raise
 
 
 @contextlib.contextmanager

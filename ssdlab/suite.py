@@ -10,6 +10,9 @@ further fio options, as :mod:`ssdlab.fio_options` allows.
   per value (in the order the fields appear); its name must hold ``{field}`` placeholders.
 - A step with ``rounds`` is a block of sub-steps repeated round after round until the
   tracked step's metric is steady by the SNIA PTS rule (or ``max`` rounds).
+- A step with ``sweep`` is a load sweep (:class:`Sweep`): its workload run unlimited to
+  measure the maximum IOPS (unless ``max_iops`` gives it), then rate-limited at each of
+  ``fractions`` of that maximum, then (``unlimited``) unlimited again.
 - ``include = ["name-or-file", ...]`` starts from other suites: their params, defaults and
   steps, overridden by this file's params and defaults; ``exclude`` drops steps by name. An
   include is a built-in suite's name or a file in the including file's directory or below.
@@ -22,6 +25,7 @@ Built-in suites live in ``ssdlab/suites/<name>.toml``.
 
 from __future__ import annotations
 
+import dataclasses
 import difflib
 import itertools
 import re
@@ -47,7 +51,7 @@ from . import fio_options
 from .errors import InputError, SuiteError
 from .io.text import read_mapping
 from .units import format_size, parse_size
-from .vocab import MIXED_RW, READ_RW, Direction, ReadWrite
+from .vocab import MIXED_RW, PURE_RW, READ_RW, WRITE_RW, Direction, ReadWrite
 
 BUILTIN_DIR = Path(__file__).resolve().parent / "suites"
 EXPANDABLE = ("iodepth", "numjobs", "bs", "rwmixread")
@@ -204,14 +208,184 @@ class Rounds(BaseModel):
         return self.max * self.round_s
 
 
+#: a rate-limited sweep step counts as reaching its rate when fio achieved at least this
+#: share of the requested IOPS (fio's rate limiter runs a little under its rate at high load;
+#: ACT likewise marks a trial that misses its load)
+DEFAULT_REACH = 0.97
+
+
+class LoadSweep(BaseModel):
+    """What a load sweep runs: ``fractions`` of ``max_iops`` (measured by an unlimited step
+    first when not given), then, with ``unlimited``, the workload unlimited once more.
+    ``reach``: the share of the requested rate a step must achieve (else it is marked as
+    missing its rate); ``process``: fio's ``rate_process`` (``linear`` evenly spaced, or
+    ``poisson`` arrivals)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    fractions: list[float] = Field(min_length=1, max_length=100)
+    max_iops: float | None = Field(None, gt=0, allow_inf_nan=False)
+    unlimited: bool = True
+    reach: float = Field(DEFAULT_REACH, gt=0, le=1, allow_inf_nan=False)
+    process: Literal["linear", "poisson"] = "linear"
+
+    @field_validator("fractions")
+    @classmethod
+    def _check_fractions(cls, v: list[float]) -> list[float]:
+        for f in v:
+            if not 0 < f <= 1:
+                raise ValueError(f"fraction {f} is not a share of the maximum: above 0, at most 1")
+        labels = [fraction_label(f) for f in v]
+        if twice := sorted({x for x in labels if labels.count(x) > 1}):
+            raise ValueError(f"fraction {twice[0]} % is given twice")
+        return v
+
+
+def fraction_label(fraction: float) -> str:
+    """A fraction as the percentage its step's name holds (``0.125`` -> ``12.5``)."""
+    return f"{fraction * 100:.6g}"
+
+
+@dataclasses.dataclass(frozen=True)
+class RateSplit:
+    """A total rate split over a step's jobs: fio's ``rate_iops`` is per job, and per
+    direction for a mix (one value would cap reads and writes each, turning 70/30 into 50/50).
+    Each job's rate is rounded to whole IOPS (at least 1); ``requested_iops`` is what the jobs
+    add up to, the rate the step asks for."""
+
+    target_iops: float  # fraction x maximum, before rounding
+    numjobs: int
+    read_per_job: int | None
+    write_per_job: int | None
+
+    @property
+    def option(self) -> str:
+        """fio's ``rate_iops`` value: ``r`` or ``,w`` or ``r,w`` (per job)."""
+        if self.write_per_job is None:
+            return str(self.read_per_job)
+        if self.read_per_job is None:
+            return f",{self.write_per_job}"
+        return f"{self.read_per_job},{self.write_per_job}"
+
+    @property
+    def requested_iops(self) -> int:
+        return self.numjobs * ((self.read_per_job or 0) + (self.write_per_job or 0))
+
+    def describe(self) -> str:
+        """One line for the job file's header."""
+        per = (
+            f"{self.read_per_job} read + {self.write_per_job} write"
+            if None not in (self.read_per_job, self.write_per_job)
+            else str(self.read_per_job or self.write_per_job)
+        )
+        return (
+            f"rate {self.requested_iops} IOPS requested ({self.target_iops:.6g} asked) = "
+            f"{self.numjobs} job(s) x rate_iops={self.option} ({per} IOPS per job, "
+            "rounded to whole IOPS per job)"
+        )
+
+
+def split_rate(total: float, step: Step) -> RateSplit:
+    """``total`` IOPS over ``step``'s jobs and, for a mix, its read share (:class:`RateSplit`)."""
+    n = step.numjobs
+    if step.rw in READ_RW or (step.rw in MIXED_RW and step.rwmixread == 100):
+        return RateSplit(total, n, max(1, round(total / n)), None)
+    if step.rw in WRITE_RW or (step.rw in MIXED_RW and step.rwmixread == 0):
+        return RateSplit(total, n, None, max(1, round(total / n)))
+    share = (step.rwmixread or 0) / 100
+    read = max(1, round(total * share / n))
+    write = max(1, round(total * (1 - share) / n))
+    return RateSplit(total, n, read, write)
+
+
+class Sweep(BaseModel):
+    """A load sweep: ``workload`` (named as the sweep) at offered loads (:class:`LoadSweep`).
+
+    Its fio runs, in order: ``<name>-max`` (unlimited; its IOPS is the maximum; only without
+    ``max_iops``), ``<name>-<pct>pct`` per fraction (fio ``rate_iops``, split over the jobs
+    by :func:`split_rate`), then ``<name>-unlimited`` (with ``unlimited``)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    name: str = Field(pattern=NAME_PATTERN, max_length=80)
+    sweep: LoadSweep
+    workload: Step
+
+    def model_post_init(self, _: Any) -> None:
+        step = self.workload
+        if step.rw not in (*PURE_RW, *MIXED_RW):
+            raise ValueError(f"a load sweep reads or writes: rw={step.rw} cannot be rate-limited")
+        if step.loops is not None or step.runtime_s is None:
+            raise ValueError("a load sweep's steps are time-based: give runtime_s, not loops")
+        for option in step.options:
+            if problem := fio_options.sweep_option_problem(option):
+                raise ValueError(problem)
+
+    @property
+    def measure_name(self) -> str | None:
+        return None if self.sweep.max_iops is not None else f"{self.name}-max"
+
+    def rate_name(self, fraction: float) -> str:
+        return f"{self.name}-{fraction_label(fraction)}pct"
+
+    @property
+    def unlimited_name(self) -> str | None:
+        return f"{self.name}-unlimited" if self.sweep.unlimited else None
+
+    @property
+    def names(self) -> list[str]:
+        """Every fio run's step name, in the order they run."""
+        rates = [self.rate_name(f) for f in self.sweep.fractions]
+        return [n for n in (self.measure_name, *rates, self.unlimited_name) if n]
+
+    def named(self, name: str) -> Step:
+        """The workload as the unlimited step ``name``."""
+        return self.workload.model_copy(update={"name": name})
+
+    def rate_step(self, fraction: float, rate_iops: str) -> Step:
+        """The workload at fio ``rate_iops`` (per job: :attr:`RateSplit.option`), named for
+        ``fraction``."""
+        options = dict(self.workload.options) | {"rate_iops": rate_iops}
+        if self.sweep.process != "linear":
+            options["rate_process"] = self.sweep.process
+        return self.workload.model_copy(
+            update={"name": self.rate_name(fraction), "options": options}
+        )
+
+    @property
+    def runs(self) -> int:
+        return len(self.names)
+
+    @property
+    def steps(self) -> list[Step]:
+        """The workload (the definition, as :meth:`Suite.all_steps` lists it)."""
+        return [self.workload]
+
+    @property
+    def planned_s(self) -> float:
+        return self.runs * self.workload.planned_s
+
+    @property
+    def planned_max_s(self) -> float:
+        return self.planned_s
+
+    def scaled(self, factor: float) -> Sweep:
+        return self.model_copy(update={"workload": self.workload.scaled(factor)})
+
+
 def _item_kind(value: Any) -> str:
     if isinstance(value, dict):
-        return "rounds" if "steps" in value else "step"
+        return "rounds" if "steps" in value else "load_sweep" if "sweep" in value else "step"
+    if isinstance(value, Sweep):
+        return "load_sweep"
     return "rounds" if isinstance(value, Rounds) else "step"
 
 
 Item = Annotated[
-    Annotated[Step, Tag("step")] | Annotated[Rounds, Tag("rounds")], Discriminator(_item_kind)
+    Annotated[Step, Tag("step")]
+    | Annotated[Rounds, Tag("rounds")]
+    | Annotated[Sweep, Tag("load_sweep")],
+    Discriminator(_item_kind),
 ]
 
 
@@ -244,7 +418,8 @@ class Suite(BaseModel):
     @field_validator("steps")
     @classmethod
     def _unique_names(cls, steps: list[Item]) -> list[Item]:
-        groups = [[item.name for item in steps]]
+        runs = [n for item in steps if isinstance(item, Sweep) for n in item.names]
+        groups = [[item.name for item in steps] + runs]
         groups += [[s.name for s in item.steps] for item in steps if isinstance(item, Rounds)]
         for names in groups:
             twice = sorted({n for n in names if names.count(n) > 1})
@@ -270,7 +445,12 @@ class Suite(BaseModel):
     def max_steps(self) -> int:
         """fio runs of the suite with every round block run to ``max`` rounds."""
         return sum(
-            item.max * len(item.steps) if isinstance(item, Rounds) else 1 for item in self.steps
+            item.max * len(item.steps)
+            if isinstance(item, Rounds)
+            else item.runs
+            if isinstance(item, Sweep)
+            else 1
+            for item in self.steps
         )
 
     @property
@@ -283,11 +463,16 @@ class Suite(BaseModel):
         return any(s.writes for s in self.all_steps())
 
     def all_steps(self) -> list[Step]:
-        """Every step definition, round blocks' sub-steps included (not per round)."""
+        """Every step definition, round blocks' sub-steps included (not per round), a load
+        sweep's workload once (not per load)."""
         out: list[Step] = []
         for item in self.steps:
-            out += item.steps if isinstance(item, Rounds) else [item]
+            out += item.steps if isinstance(item, Rounds | Sweep) else [item]
         return out
+
+    @property
+    def sweeps(self) -> list[Sweep]:
+        return [item for item in self.steps if isinstance(item, Sweep)]
 
     def scaled(self, factor: float) -> Suite:
         """The same suite with every duration and absolute size times ``factor``."""
@@ -296,7 +481,7 @@ class Suite(BaseModel):
         items: list[Item] = [
             item.model_copy(update={"steps": [s.scaled(factor) for s in item.steps]})
             if isinstance(item, Rounds)
-            else item.scaled(factor)
+            else item.scaled(factor)  # a step, or a sweep's workload
             for item in self.steps
         ]
         return self.model_copy(update={"steps": items})
@@ -370,7 +555,7 @@ def _format_validation(
 ) -> SuiteError:
     problems = []
     for err in exc.errors():
-        parts = [p for p in err["loc"] if p not in ("step", "rounds")]
+        parts = [p for p in err["loc"] if p not in ("step", "rounds", "load_sweep")]
         msg = " ".join(err["msg"].split())
         loc = ".".join(map(str, parts))
         step = None
@@ -519,7 +704,12 @@ def _expand(step: dict[str, Any], source: Path, given: _SetParams) -> list[dict[
 
 
 def _build_steps(
-    raw: list[dict[str, Any]], defaults: dict[str, Any], source: Path, given: _SetParams
+    raw: list[dict[str, Any]],
+    defaults: dict[str, Any],
+    source: Path,
+    given: _SetParams,
+    *,
+    in_block: bool = False,
 ) -> list[dict[str, Any]]:
     built: list[dict[str, Any]] = []
     for step in raw:
@@ -530,13 +720,30 @@ def _build_steps(
             block = dict(_table(step["rounds"], source, f"{where}: rounds"))
             block["name"] = step.get("name")
             inner = _tables(step.get("steps"), source, f"{where}: steps")
-            block["steps"] = _build_steps(inner, defaults, source, given)
+            block["steps"] = _build_steps(inner, defaults, source, given, in_block=True)
             built.append(block)
             continue
+        if "sweep" in step and in_block:
+            raise SuiteError(f"{source}: {where}: a rounds block's steps cannot be load sweeps")
         own = _table(step.get("options"), source, f"{where}: options")
         options = {**defaults.get("options", {}), **own}
-        built += _expand({**defaults, **step, "options": options}, source, given)
+        if "sweep" not in step:
+            built += _expand({**defaults, **step, "options": options}, source, given)
+            continue
+        sweep = _table(step["sweep"], source, f"{where}: sweep")
+        workload = {k: v for k, v in step.items() if k != "sweep"}
+        for one in _expand({**defaults, **workload, "options": options}, source, given):
+            _no_lists(one, source, given)
+            built.append({"name": one.get("name"), "sweep": sweep, "workload": one})
     return built
+
+
+def _no_lists(step: dict[str, Any], source: Path, given: _SetParams) -> None:
+    """SuiteError naming a field left holding a list (only expandable fields may)."""
+    for key, value in step.items():
+        if isinstance(value, list) and key not in ("steps", "sweep", "workload"):
+            where = f"step {step.get('name')!r}"
+            raise given.error(key, value, where, f"{key} cannot be a list", source)
 
 
 def _check_set_names(given: Mapping[str, Any], params: Mapping[str, Any], suite: str) -> None:
@@ -599,10 +806,7 @@ def parse_suite(
     defaults = _substitute(defaults, suite_params, source)
     steps = _build_steps(_substitute(raw_steps, suite_params, source), defaults, source, given)
     for step in steps:
-        for key, value in step.items():
-            if isinstance(value, list) and key != "steps":
-                where = f"step {step.get('name')!r}"
-                raise given.error(key, value, where, f"{key} cannot be a list", source)
+        _no_lists(step, source, given)
     opt_ins = tuple(sorted(set(allow_fio_options)))
     try:
         suite = Suite.model_validate({**data, "steps": steps, "allowed_fio_options": opt_ins})

@@ -16,7 +16,7 @@ from typing import Any
 import polars as pl
 from rich.table import Table
 
-from .analysis.percentiles import clamp_to_max
+from .analysis.percentiles import clamp_to_max, samples_beyond
 from .manifest import Manifest
 from .units import MB, format_duration, format_size
 
@@ -31,6 +31,13 @@ CLAMP_NOTE = (
     "Percentiles are fio's histogram values, exact to about 1.6 %; where such a value lay "
     "above the slowest I/O measured, the maximum is shown."
 )
+#: marks a percentile with fewer than one I/O beyond it (:func:`format_percentile`); a table
+#: showing one carries :data:`BEYOND_NOTE`
+BEYOND_MARK = "†"
+BEYOND_NOTE = f"{BEYOND_MARK} Fewer than 1 sample beyond: this is the maximum."
+#: what the brackets of a percentile cell (:func:`format_percentile`) hold
+BRACKETS_NOTE = "(n) after a percentile: the I/Os slower than it."
+_PERCENTILE_CELL = r"^[\d.,]+ (?:ns|µs|ms|s)†? \([\d.,]+\)$"
 #: tables of this many columns or more are set compact (class ``ssdlab-wide``)
 WIDE_COLUMNS = 10
 
@@ -107,6 +114,31 @@ def format_latency(ns: float | None) -> str:
     if ns < 1e9:
         return f"{_rounded(ns / 1e6, 'ms')} ms"
     return f"{ns / 1e9:,.2f} s".replace(".00 s", " s")
+
+
+def format_beyond(samples: float) -> str:
+    """I/Os beyond a percentile: ``2,149``, ``21``, ``2.1``, ``0.05``."""
+    return f"{samples:,.0f}" if samples >= 10 else f"{samples:.2g}"
+
+
+def format_percentile(ns: float | None, percentile: float, ios: float | None) -> str:
+    """A percentile with the I/Os beyond it (:func:`~ssdlab.analysis.percentiles.
+    samples_beyond`) in brackets: ``1.12 ms (144)``; with fewer than one, the value is the
+    slowest I/O and carries :data:`BEYOND_MARK`: ``8.28 ms† (0.0021)``. Without the I/O
+    count, the latency alone. A table's caption says what the brackets hold."""
+    text = format_latency(ns)
+    if _unknown(ns) or _unknown(ios):
+        return text
+    beyond = samples_beyond(percentile, ios)
+    return f"{text}{BEYOND_MARK if beyond < 1 else ''} ({format_beyond(beyond)})"
+
+
+def percentile_cells(column: str, percentile: float, ios: pl.Expr) -> pl.Expr:
+    """The :func:`format_percentile` texts of a latency column (ns) at ``percentile`` with
+    the I/Os of each row (``ios``), for a table: give its heading in ``numeric``."""
+    return pl.struct(pl.col(column).alias("ns"), ios.alias("ios")).map_elements(
+        lambda r: format_percentile(r["ns"], percentile, r["ios"]), return_dtype=pl.String
+    )
 
 
 def unit_of(heading: str) -> str | None:
@@ -205,11 +237,17 @@ def summary_table(summary: pl.DataFrame, *, results: Any = None) -> Table:
         note.add_column("note")
         note.add_row(f"No fio step results{where}{held} (ssdlab report shows them).")
         return note
-    view = summary_view(summary)
+    return rich_table(summary_view(summary))
+
+
+def rich_table(frame: pl.DataFrame, numeric: Collection[str] = ()) -> Table:
+    """``frame`` as a rich table, each figure formatted as :func:`html_table` formats it
+    (``numeric`` text columns right-aligned too)."""
     table = Table(show_lines=False, header_style="bold")
-    for name, dtype in view.schema.items():
-        table.add_column(name, justify="right" if dtype.is_numeric() else "left")
-    for row in _cells(view):
+    for name, dtype in frame.schema.items():
+        right = dtype.is_numeric() or name in numeric
+        table.add_column(name, justify="right" if right else "left")
+    for row in _cells(frame):
         table.add_row(*row)
     return table
 
@@ -230,6 +268,8 @@ def html_table(
         what = f"{caption}: no rows" if caption else "No rows"
         return f'<p class="ssdlab-missing">{html.escape(what)}.</p>'
     notes = [CLAMP_NOTE] if _capped(frame) else []
+    notes += [BRACKETS_NOTE] if _marked(frame, _PERCENTILE_CELL, literal=False) else []
+    notes += [BEYOND_NOTE] if _marked(frame, BEYOND_MARK) else []
     right = [t.is_numeric() or n in numeric for n, t in frame.schema.items()]
     heads = "".join(
         f'<th class="{"num" if r else "txt"}">{html.escape(n)}</th>'
@@ -265,6 +305,18 @@ def _capped(frame: pl.DataFrame) -> bool:
         return False
     return bool(
         frame.select(pl.any_horizontal(pl.col(percentiles) == pl.col("Max µs")).any()).item()
+    )
+
+
+def _marked(frame: pl.DataFrame, mark: str, literal: bool = True) -> bool:
+    """Whether a text cell of ``frame`` carries ``mark`` (a regular expression unless
+    ``literal``)."""
+    texts = [n for n, t in frame.schema.items() if t == pl.String]
+    return bool(
+        texts
+        and frame.select(pl.any_horizontal(pl.col(texts).str.contains(mark, literal=literal)).any())
+        .fill_null(False)
+        .item()
     )
 
 
@@ -481,7 +533,12 @@ def run_facts(manifest: Manifest, summary: pl.DataFrame) -> pl.DataFrame:
         ("Suite", manifest.suite),
         ("Source", source),
         ("Run id", manifest.run_id),
-        ("Status", f"{manifest.status}, {steps_ok} of {len(manifest.steps)} steps ok"),
+        (
+            "Status",
+            f"{manifest.status}, {steps_ok} of {len(manifest.steps)} steps ok"
+            if manifest.steps
+            else f"{manifest.status}, no fio steps (ACT trials only)",
+        ),
         ("Started", started),
         ("Imported", f"{manifest.created:%Y-%m-%d %H:%M:%S %Z}" if not native else None),
         ("Wall time", format_duration(wall) if wall else None),

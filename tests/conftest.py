@@ -85,6 +85,10 @@ LONGEST_FILES = (
     "test_pts_report.py",
     "test_suites_run.py",
     "test_findings.py",
+    "test_recovery.py",
+    "test_fleet_endurance.py",
+    "test_load_sweep.py",
+    "test_repeats.py",
     "test_fleet.py",
     "test_trust_run.py",
     "test_batch.py",
@@ -93,6 +97,10 @@ LONGEST_FILES = (
     "test_fleet_safety.py",
     "test_compare.py",
     "test_compare_honest.py",
+    "test_latency_review.py",
+    "test_fill.py",
+    "test_qos.py",
+    "test_jesd219.py",
 )
 
 

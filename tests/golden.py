@@ -33,6 +33,12 @@ RENAMED: dict[str, dict[str, str]] = {
     # issue 15: columns name their unit (fio's CPU figures are percentages)
     "summary": {"usr_cpu": "usr_cpu_pct", "sys_cpu": "sys_cpu_pct"},
 }
+#: Columns added since the frames were recorded (frame -> columns), with why; the comparison
+#: leaves them out, so every recorded column, value and dtype is still pinned.
+ADDED: dict[str, tuple[str, ...]] = {
+    # issue 16: endurance projections read the capacity and the average erase count
+    "smart": ("capacity_bytes", "average_erase_count"),
+}
 CORE = ("summary", "timeseries", "latency_hist", "percentiles", "snapshots", "rounds")
 CORE += ("steady_state",)
 

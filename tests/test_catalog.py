@@ -198,3 +198,32 @@ def test_telemetry_act_frames_have_views_and_drive_columns_are_typed(tmp_path: P
     runs = con.sql("select results_dir, target_kind, target_bytes from runs order by 1").fetchall()
     assert [r[0] for r in runs] == ["act", "telemetry"] and all(r[2] > 0 for r in runs)
     con.close()
+
+
+def test_smart_histories_have_snapshot_drive_and_model_views(tmp_path: Path) -> None:
+    """A SMART history beside a run: its snapshots, its drives' endurance (cached, reused) and
+    the by-model figures; a history that cannot be read is listed in ``skipped``."""
+    from test_fleet_endurance import fleet_rows, write_history
+
+    shutil.copytree(DEMO, tmp_path / "demo")
+    write_history(tmp_path / "fleet" / "h1", fleet_rows())
+    (tmp_path / "fleet" / "broken").mkdir()
+    (tmp_path / "fleet" / "broken" / "smart_history.json").write_text("{}")
+    con = catalog(tmp_path, database=":memory:")
+    snapshots = con.sql("select history_dir, count(*) from smart_history group by 1").fetchall()
+    assert snapshots == [("fleet/h1", len(fleet_rows()))]
+    drives = con.sql(
+        "select serial, lifetime_waf, wear_pct_per_day, history_dir from fleet_drives order by 1"
+    ).fetchall()
+    assert [d[0] for d in drives] == ["S1", "S2", "S3", "S4", "S5"]
+    assert drives[0][1:3] == pytest.approx((1.5, 0.1)) and drives[0][3] == "fleet/h1"
+    models = dict(con.sql("select model, lifetime_waf_median from fleet_models").fetchall())
+    assert models["M"] == pytest.approx(1.5) and models["N"] is None
+    (skipped,) = con.table("skipped").fetchall()
+    assert skipped[0] == "fleet/broken" and "not a SMART history" in skipped[1]
+    assert con.execute("select count(*) from runs").fetchone() == (1,)
+    con.close()
+    cached = next((tmp_path / CATALOG_DIR / "frames" / "fleet_drives").glob("[!_]*.parquet"))
+    before = cached.stat().st_mtime_ns
+    catalog(tmp_path, database=":memory:").close()
+    assert cached.stat().st_mtime_ns == before

@@ -8,12 +8,14 @@ from __future__ import annotations
 import io
 import json
 from pathlib import Path
+from types import SimpleNamespace
 from typing import ClassVar
 
 import pytest
 from conftest import TINY_SUITE
 from rich.console import Console
 
+import ssdlab.progress
 import ssdlab.runner
 from ssdlab.execute import StepExecutor
 from ssdlab.fio import FioOutcome, FioStatus
@@ -141,6 +143,34 @@ def test_display_counts_planned_time_honestly() -> None:
     assert display._progress.tasks[0].fields["eta"] == "0:00:30"
     display.add_planned(-100)  # never below what is done
     assert display.total_s == 30 and display._progress.tasks[0].percentage == 100
+
+
+def test_a_step_without_fios_status_moves_by_the_time_it_has_run(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A fleet's fio clients print no status while they write JSON: the step and the suite
+    bar move by the time the step has run against its plan, never past it."""
+    clock = [1000.0]
+    monkeypatch.setattr(ssdlab.progress, "time", SimpleNamespace(monotonic=lambda: clock[0]))
+    display = RunDisplay("suite fleet on 2 hosts", 40, _console()[0])
+    display.start_step("fill on 2 of 2 hosts", 10, done_s=20)
+    display.set_live("2 of 2 running")
+    suite, step = display._progress.tasks
+    assert (step.completed, suite.completed) == (0, 20)
+    clock[0] += 4
+    display._refresh()
+    assert (step.completed, step.fields["eta"], step.fields["live"]) == (
+        4,
+        "0:00:06",
+        "2 of 2 running",
+    )
+    assert (suite.completed, suite.fields["eta"]) == (24, "0:00:16")
+    clock[0] += 60  # overrunning its plan: the step is full, the suite waits for it
+    display._refresh()
+    assert (step.completed, step.fields["eta"]) == (10, "0:00:00")
+    assert (suite.completed, suite.fields["eta"]) == (30, "0:00:10")
+    display.complete_step()
+    assert display.done_s == 30
 
 
 def test_an_interrupted_step_says_it_once(tmp_path: Path) -> None:

@@ -185,9 +185,17 @@ SECTIONS_WITH_DATA = [
     "Queue-depth scaling",
     "Random mixed workloads",
     "Latency QoS",
+    "Latency exceedance",
     "Other tests",
 ]
-SECTIONS_WITHOUT = ["Sequential mixed workloads", "Performance consistency", "ACT and endurance"]
+SECTIONS_WITHOUT = [
+    "Sequential mixed workloads",
+    "Latency against offered load",
+    "Latency over time",  # the imported tree kept no histogram logs
+    "Performance consistency",
+    "ACT and endurance",
+    "Endurance",
+]
 
 
 def test_comparison_report_pdf_and_figures(imported: Path, tmp_path: Path, artifacts: Path) -> None:

@@ -17,26 +17,30 @@ import sys
 import traceback
 import warnings
 from collections.abc import Callable, Iterator
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import polars as pl
 import pytest
+import screens
 from conftest import ssdlab_cli
 
 import ssdlab
 from ssdlab import findings, phrases
 from ssdlab.analysis import DriveAnalysis
+from ssdlab.report import chromium
 from ssdlab.review import compare, drive
 
 FIXTURES = Path(__file__).parent / "fixtures" / "act"
 NULL = ["--set", "ioengine=null", "--set", "span=6g", "--target-size", "64m", "--scale", "0.01"]
 FAST_ROUNDS = ["--set", "max_rounds=5", "--set", "cell_s=50"]
+UNSCALED = ["--set", "ioengine=null", "--target-size", "64m", "--set", "span=48m"]
 #: every built-in suite, shrunk: name -> ssdlab run arguments after the suite
 SUITES: dict[str, list[str]] = {
     "quick": ["--scale", "0.05", "--target-size", "64m"],
     "enterprise-review": [
         *NULL, "--set", "qd_list=[1,4]", "--set", "mix_reads=[100,65,0]",
-        "--set", "consistency_s=600",
+        "--set", "consistency_s=600", "--set", 'bs_list=["4k","128k"]',
     ],
     "snia-iops": [
         *NULL, *FAST_ROUNDS, "--set", "mixes=[100,65,0]", "--set", 'block_sizes=["128k","4k"]',
@@ -45,6 +49,26 @@ SUITES: dict[str, list[str]] = {
     "snia-latency": [*NULL, *FAST_ROUNDS, "--set", 'block_sizes=["512","4k"]'],
     "snia-throughput": [*NULL, *FAST_ROUNDS, "--set", "threads=2"],
     "snia-wsat": [*NULL, "--set", "threads=2", "--set", "qd=4"],
+    "latency-load": [*NULL, "--set", "fractions=[0.5,1.0]", "--set", "threads=1", "--set", "qd=4"],
+    "snia-dirth": [
+        *NULL, *FAST_ROUNDS, "--set", "threads=[2,1]", "--set", "qd_list=[2,1]",
+        "--set", "ss_threads=2", "--set", "ss_qd=2",
+    ],
+    "jesd219-enterprise": [*NULL, "--set", "segments=2", "--set", "qd=4"],
+    # waits and bursts are seconds fio sleeps: not scaled, set short
+    "snia-hir": [
+        *UNSCALED, "--set", "threads=1", "--set", "qd=1", "--set", "max_s=1",
+        "--set", "baseline_s=2", "--set", "segment_s=3", "--set", "return_s=1.5",
+        "--set", "burst_s=1", *(arg for n in range(1, 6) for arg in ("--set", f"wait{n}=1s")),
+    ],
+    "snia-xsr": [
+        *UNSCALED, "--set", "seq_s=2.5", "--set", "rand_s=2.5", "--set", "rand_threads=1",
+        "--set", "qd=1",
+    ],
+    "fill": [
+        *UNSCALED, "--set", "qd=1", "--set", "rate=16m", "--set", "idle_s=1",
+        "--set", "recovery_s=2",
+    ],
 }  # fmt: skip
 QUICK_NULL = 'name = "quick"\ninclude = "quick"\n[defaults]\nioengine = "null"\n'
 ACT_CAPPED = [
@@ -278,7 +302,9 @@ UNITS = (
 #: nouns a count may stand before
 COUNTED = (
     r"rounds?|steps?|one-second windows?|windows?|read/write mix(?:es)?|mixes|measurements?|"
-    r"like-for-like measurements?|slices?|trials?|jobs|size-based|more|of"
+    r"like-for-like measurements?|slices?|trials?|jobs|size-based|more|of|I/Os?|"
+    r"(?:[\w-]+ )?intervals?|repeats|times|segments?|drives?|wait states?|cells|"
+    r"thread counts|queue depths|log windows"
 )
 NUMBER = re.compile(r"(?<![\w.,/-])(\d[\d,]*(?:\.\d+)?)(?![\d,]*[\w/]|\.\d)")
 AFTER_WORD = re.compile(r"(?:rounds?|slice|trial|step|block|round|QD\d+ \()\s*$")
@@ -334,7 +360,7 @@ def _check(sentence: str, shares: set[int]) -> list[str]:
 
 
 def _shares(*analyses: DriveAnalysis) -> set[int]:
-    return {s for a in analyses if a.classified.height for s in a.classified["read_pct"].to_list()}
+    return {s for a in analyses if a.steps.height for s in a.steps["read_pct"].to_list()}
 
 
 def test_every_finding_of_every_builtin_suite_is_well_formed(
@@ -394,3 +420,40 @@ def test_every_comparison_finding_is_well_formed(
         )
     elif "act-native" not in group:  # ACT logs alone may agree in every setting
         assert cmp.warnings  # different suites or settings: said
+
+
+#: the suites whose reviews no other test draws (``test_pts_report`` draws the PTS-E suites
+#: and enterprise-review, ``test_report_screens`` quick), and the section each is about
+DRAWN_HERE = {
+    "latency-load": "Latency against offered load",
+    "snia-dirth": "Demand intensity and response time",
+    "jesd219-enterprise": "Steady state",
+    "snia-hir": "Host idle recovery",
+    "snia-xsr": "Cross-stimulus recovery",
+    "fill": "Whole-drive fill",
+}
+
+
+@pytest.fixture(scope="module")
+def drawn(runs: dict[str, Path], tmp_path_factory: pytest.TempPathFactory) -> dict[str, dict]:
+    """The reviews of :data:`DRAWN_HERE`, rendered two at a time, as Chromium lays them out
+    at 1280 px."""
+    out = tmp_path_factory.mktemp("reviews")
+
+    def render(suite: str) -> Path:
+        html = out / f"{suite}.html"
+        proc = ssdlab_cli("report", runs[suite], "-o", html, timeout=600)
+        assert proc.returncode == 0, f"{suite}: {proc.stderr}"
+        return html
+
+    with ThreadPoolExecutor(2) as pool:
+        pages = list(pool.map(render, DRAWN_HERE))
+    return dict(zip(DRAWN_HERE, chromium.layout_problems(pages), strict=True))
+
+
+@pytest.mark.parametrize("suite", list(DRAWN_HERE))
+def test_each_suites_review_fits_and_shows_its_section(suite: str, drawn) -> None:
+    page = drawn[suite]
+    screens.assert_fits(page)
+    screens.assert_sections_explained(page)
+    screens.assert_shows(page, [DRAWN_HERE[suite]])

@@ -8,6 +8,7 @@ import functools
 import itertools
 import json
 import os
+import re
 import signal
 import socket
 import struct
@@ -553,7 +554,7 @@ def test_remote_targets_need_confirmation(
         rf"127\.0\.0\.5:/dev/nvme7n1, 127\.0\.0\.5:{tmp_path}/t\.bin\. ",
     ):
         run_fleet(suite, hosts, tmp_path / "out", destroy_data="t.bin")
-    assert [p.name for p in (tmp_path / "out").iterdir()] == [".ssdlab.lock"]
+    assert not (tmp_path / "out").exists()  # refused before writing anything: no directory
     assert not (tmp_path / "t.bin").exists()
 
 
@@ -570,6 +571,20 @@ def test_run_hosts_option_writes_one_results_dir_per_host(
     proc = ssdlab_cli("run", tmp_path / "fleet.toml", "--hosts", hosts, "--out", out)
     assert proc.returncode == 0, proc.stderr
     assert "2 hosts complete" in proc.stderr
+    # without a terminal: one line as the hosts start each step (its place in the suite and
+    # plan: fio's clients print no live status), then each host's result
+    lines = proc.stderr.splitlines()
+    starts = [line.split(": running (planned ") for line in lines if ": running (" in line]
+    assert [label for label, _ in starts] == [
+        "fill on 2 of 2 hosts",
+        "randread on 2 of 2 hosts",
+        "mix round 1 of up to 2: rw70 on 2 of 2 hosts",
+        "mix round 2 of up to 2: rw70 on 2 of 2 hosts",
+    ]
+    assert [planned for _, planned in starts] == ["0:00:01)", "0:00:02)", "0:00:01)", "0:00:01)"]
+    for step in ("fill", "randread", "mix-r01-rw70", "mix-r02-rw70"):
+        done = [line for line in lines if re.search(rf": {step}: [\d,]+ IOPS ", line)]
+        assert len(done) == 2, (step, lines)
     fleet = load_fleet(out)
     assert fleet.members.height == 2
     for member in fleet.members.iter_rows(named=True):
@@ -579,3 +594,30 @@ def test_run_hosts_option_writes_one_results_dir_per_host(
         "run", tmp_path / "fleet.toml", "--hosts", hosts, "--out", out, "--target", tmp_path / "x"
     )
     assert with_target.returncode == 1 and "--target and --purge do not apply" in with_target.stderr
+
+
+def test_a_load_sweep_runs_on_every_host_with_its_own_rates(
+    start_server: Callable[..., Server], tmp_path: Path
+) -> None:
+    """Each host measures its own maximum and runs its fractions of it, in suite order."""
+    s1, s2 = start_server("127.0.0.2"), start_server("127.0.0.3")
+    (tmp_path / "sweep.toml").write_text(
+        'name = "sweep"\n[defaults]\nioengine = "psync"\nsize = "8m"\nruntime_s = 1\n'
+        '[[steps]]\nname = "load-rr"\nrw = "randread"\n'
+        "sweep = { fractions = [0.5], unlimited = false }\n"
+    )
+    out = tmp_path / "out"
+    hosts = f"{s1.ip}:{s1.port}={tmp_path / 'a.bin'},{s2.ip}:{s2.port}={tmp_path / 'b.bin'}"
+    for target in ("a.bin", "b.bin"):
+        (tmp_path / target).write_bytes(bytes(8 * 2**20))
+    proc = ssdlab_cli("run", tmp_path / "sweep.toml", "--hosts", hosts, "--out", out)
+    assert proc.returncode == 0, proc.stderr
+    starts = [
+        line.split(": running (")[0] for line in proc.stderr.splitlines() if ": running (" in line
+    ]
+    assert starts == ["load-rr-max on 2 of 2 hosts", "load-rr-50pct on 2 of 2 hosts"]
+    for member in load_fleet(out).members.iter_rows(named=True):
+        steps = _manifest(out / member["dir"])["steps"]
+        measured, rate = (s["load"] for s in steps)
+        assert rate["max_iops"] == measured["achieved_iops"]  # its own maximum
+        assert rate["requested_iops"] == round(measured["achieved_iops"] / 2)

@@ -9,10 +9,13 @@ import nbformat
 import pytest
 
 from ssdlab.resources import notebook_path
-from ssdlab.review import compare, drive, index
+from ssdlab.review import compare, drive, fleet_endurance, index
 from ssdlab.review.section import Registry
 
-REGISTRIES = {r.notebook: r for r in (drive.SECTIONS, compare.SECTIONS, index.SECTIONS)}
+REGISTRIES = {
+    r.notebook: r
+    for r in (drive.SECTIONS, compare.SECTIONS, index.SECTIONS, fleet_endurance.SECTIONS)
+}
 #: the only statements a report cell may hold besides the section it shows
 SETUP = (ast.Import, ast.ImportFrom, ast.Assign, ast.Expr)
 
@@ -46,3 +49,18 @@ def test_explore_notebook_shows_no_section() -> None:
     shown = {_shown(c) for c in _cells("explore")}
     registered = {n for r in REGISTRIES.values() for n in r.names}
     assert not shown & registered
+
+
+@pytest.mark.parametrize("name", sorted(REGISTRIES))
+def test_every_parameter_reaches_a_cell(name: str) -> None:
+    """A parameter papermill sets (``qos`` of the drive review: the profile its QoS-targets
+    section is given) is read by some cell, so a report option is never silently dropped."""
+    parameters, *cells = _cells(name)
+    given = {t.id for s in parameters.body for t in s.targets if isinstance(t, ast.Name)}
+    read = {
+        n.id
+        for cell in cells
+        for n in ast.walk(cell)
+        if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)
+    }
+    assert given - read <= {"title"}  # the title is the report's, set by the renderer

@@ -1,15 +1,20 @@
 """SNIA PTS report pages: the figures against fio's raw numbers, and the drive-review sections
-of each built-in PTS suite (IOPS, Latency, Throughput, WSAT) run small with fio on a file.
+of each built-in PTS suite (IOPS, Latency, Throughput, WSAT) and of ``enterprise-review`` run
+small with fio on a file.
 
 Each suite runs once per module at scale 0.005 (cells of 0.5 s, five rounds) with a reduced
 matrix; the figures of :mod:`ssdlab.analysis.pts` are recomputed here from the summary,
 percentile and histogram frames, the sections are checked for what each PTS report page
-carries, and the IOPS review is rendered and drawn in Chromium.
+carries, and every suite's review is rendered and checked in Chromium at 1280 px as every
+other report is (:mod:`screens`).
 """
 
 from __future__ import annotations
 
+import inspect
 import re
+import tomllib
+from concurrent.futures import ThreadPoolExecutor
 from itertools import pairwise
 from pathlib import Path
 
@@ -17,6 +22,7 @@ import altair as alt
 import numpy as np
 import polars as pl
 import pytest
+import screens
 import vl_convert as vlc
 from bs4 import BeautifulSoup
 from conftest import ssdlab_cli
@@ -33,7 +39,11 @@ from ssdlab.analysis.pts import (
 )
 from ssdlab.report import chromium
 from ssdlab.review import drive
+from ssdlab.suite import resolve_suite_path
 
+_ENTERPRISE = tomllib.loads(resolve_suite_path("enterprise-review").read_text())
+#: enterprise-review's block-size sweep, where the suite has one, at two sizes
+_BS_SWEEP = ("--set", 'bs_list=["4k","128k"]') if "bs_list" in _ENTERPRISE["params"] else ()
 FAST = ("--scale", "0.005", "--set", "ioengine=psync", "--set", "max_rounds=5")
 RUNS = {
     "snia-iops": (
@@ -46,17 +56,32 @@ RUNS = {
         "--scale", "0.005", "--set", "ioengine=psync", "--set", "threads=2", "--set", "qd=1",
         "--target-size", "128m",
     ),
+    "enterprise-review": (
+        "--scale", "0.005", "--set", "ioengine=psync", "--set", "qd_list=[1,32]",
+        "--set", "mix_reads=[100,50,0]", "--set", "consistency_s=1200", *_BS_SWEEP,
+    ),
 }  # fmt: skip
+#: the built-in snia-wsat at 2 x 6,000 IOPS: its 2 x 128 MiB take 5.5 s however fast the disk
+PACED_WSAT = """
+name = "snia-wsat"
+include = ["snia-wsat"]
+
+[defaults]
+options = { rate_iops = 6000 }
+"""
 
 
 @pytest.fixture(scope="module")
 def runs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
-    """Each built-in PTS suite run small against a temporary file."""
+    """Each built-in PTS suite and enterprise-review run small against a temporary file
+    (write saturation paced, so that it lasts several log windows on any machine)."""
     root = tmp_path_factory.mktemp("pts")
+    (root / "snia-wsat.toml").write_text(PACED_WSAT)
     found = {}
     for suite, args in RUNS.items():
         out = root / suite
-        proc = ssdlab_cli("run", suite, "--out", out, "--label", "PTS file", *args, timeout=600)
+        name = root / "snia-wsat.toml" if suite == "snia-wsat" else suite
+        proc = ssdlab_cli("run", name, "--out", out, "--label", "PTS file", *args, timeout=600)
         assert proc.returncode == 0, f"{suite}: {proc.stderr}"
         found[suite] = out
     return found
@@ -259,6 +284,8 @@ def test_iops_review_pages(analyses) -> None:
     assert lines["encoding"]["x"]["title"] == "Block size"
     mark = heatmap["layer"][0]["mark"]
     assert (mark["type"] if isinstance(mark, dict) else mark) == "rect"
+    assert heatmap["layer"][0]["encoding"]["color"]["legend"] is None  # each cell says it
+    assert heatmap["layer"][1]["encoding"]["text"]["format"] == ",.0f"  # as the table
     cells = run.results
     (block,) = round_blocks(cells)
     shown = {row["value"] for rows in heatmap["datasets"].values() for row in rows}
@@ -283,7 +310,14 @@ def test_latency_review_pages_show_average_max_and_five_nines(analyses) -> None:
         assert heads[0] == "Block size" and len(heads) == 3
         assert all(h.endswith((" µs", " ms")) for h in heads[1:])
     (bars,) = result.charts
-    assert len(bars.to_dict()["hconcat"]) == 3
+    panels = bars.to_dict()["hconcat"]
+    assert len(panels) == 3
+    labelled = [p for p in panels if "layer" in p]  # bars (a log panel has dots)
+    assert labelled
+    for panel in labelled:  # figures on the bars as the tables write them: µs .1, ms .2
+        unit = panel["layer"][0]["encoding"]["y"]["title"]
+        assert panel["layer"][1]["encoding"]["text"]["format"] == charts.value_format(unit)
+    assert {charts.value_format(u) for u in ("µs", "ms")} == {",.1f", ",.2f"}
     sentence = result.findings[0]
     assert sentence.startswith("Latency test at QD1 (rounds 1-5")
     assert "99.999 % of I/Os within" in sentence and "slowest I/O of the matrix" in sentence
@@ -308,7 +342,7 @@ def test_throughput_and_wsat_review_pages(analyses) -> None:
     assert titles[0] == "IOPS against time"
     assert "capacity" in result.parts[1].data and "Avg IOPS" in result.parts[1].data
     assert result.findings[0].startswith(
-        "Write saturation (4K random write at QD2 (2 jobs x QD1)): "
+        "Write saturation, 4K random write at QD2 (2 jobs x QD1): "
     )
     # the saturation step is a test, not preconditioning
     assert not drive.setup_section(run).findings
@@ -323,11 +357,22 @@ def test_runs_without_pts_tests_say_so_in_one_sentence(tiny_run: Path) -> None:
     assert drive.pts_results_section(run).missing.startswith("No SNIA PTS test: ")
 
 
+def _drive_sections() -> list:
+    """The drive review's sections built from a :class:`DriveAnalysis` alone (a section of
+    another subject, such as the QoS targets' review, is left to its own tests)."""
+    first = [next(iter(inspect.signature(b).parameters.values())) for b in drive.SECTIONS]
+    return [
+        b for b, p in zip(drive.SECTIONS, first, strict=True) if p.annotation == "DriveAnalysis"
+    ]
+
+
 def test_every_chart_keeps_its_labels_apart(analyses) -> None:
     """Every axis a chart defines drops colliding labels (a layer without an axis of its
     own shares its neighbour's)."""
+    sections = _drive_sections()
+    assert drive.steady_state_section in sections
     for run in analyses.values():
-        for build in drive.SECTIONS:
+        for build in sections:
             for spec in _specs(build(run)):
                 defined = [a for a in _axes(spec) if a]
                 assert defined, spec.get("title")
@@ -397,15 +442,41 @@ def test_big_figures_on_a_narrow_axis_do_not_collide() -> None:
 
 
 @pytest.fixture(scope="module")
-def rendered(runs: dict[str, Path], tmp_path_factory: pytest.TempPathFactory) -> Path:
-    out = tmp_path_factory.mktemp("pts-report") / "snia-iops.html"
-    proc = ssdlab_cli("report", runs["snia-iops"], "-o", out, timeout=600)
-    assert proc.returncode == 0, proc.stderr
-    return out
+def rendered(runs: dict[str, Path], tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
+    """Every suite's review, two rendered at a time."""
+    out = tmp_path_factory.mktemp("pts-report")
+
+    def render(suite: str) -> tuple[str, Path]:
+        html = out / f"{suite}.html"
+        proc = ssdlab_cli("report", runs[suite], "-o", html, timeout=600)
+        assert proc.returncode == 0, f"{suite}: {proc.stderr}"
+        return suite, html
+
+    with ThreadPoolExecutor(2) as pool:
+        return dict(pool.map(render, runs))
 
 
-def test_iops_report_draws_the_pts_pages(rendered: Path, artifacts: Path) -> None:
-    dom = BeautifulSoup(chromium.dump_dom(rendered), "html.parser")
+@pytest.fixture(scope="module")
+def layout(rendered: dict[str, Path]) -> dict[str, screens.Page]:
+    return dict(zip(rendered, chromium.layout_problems(list(rendered.values())), strict=True))
+
+
+@pytest.mark.parametrize("suite", list(RUNS))
+def test_review_fits_at_1280px_and_says_why_a_section_is_empty(suite: str, layout) -> None:
+    page = layout[suite]
+    screens.assert_fits(page)
+    screens.assert_sections_explained(page)
+    if suite == "enterprise-review":  # the small run still measures every kind of test
+        shows = ["Performance consistency", "Queue-depth scaling", "Random mixed workloads"]
+        screens.assert_shows(page, [*shows, "Sequential mixed workloads", "Latency QoS"])
+    else:
+        screens.assert_shows(page, ["SNIA PTS results"])
+    if suite in ("snia-iops", "snia-latency", "snia-throughput"):
+        screens.assert_shows(page, ["Steady state"])
+
+
+def test_iops_report_draws_the_pts_pages(rendered: dict[str, Path], artifacts: Path) -> None:
+    dom = BeautifulSoup(chromium.dump_dom(rendered["snia-iops"]), "html.parser")
     shown: dict[str, list[str]] = {}
     current = ""
     for element in dom.select(".ssdlab-main :is(h2, .ssdlab-missing, .ssdlab-chart, table)"):
@@ -421,4 +492,4 @@ def test_iops_report_draws_the_pts_pages(rendered: Path, artifacts: Path) -> Non
     assert shown["Steady state"] == ["chart", "chart", "table"]
     assert shown["SNIA PTS results"] == ["table", "chart", "chart"]
     assert dom.select(".ssdlab-chart select")  # the convergence plot's R/W mix menu
-    chromium.screenshot(rendered, artifacts / "pts-iops.png")
+    chromium.screenshot(rendered["snia-iops"], artifacts / "pts-iops.png")

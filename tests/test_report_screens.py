@@ -2,11 +2,12 @@
 table is wider than the page outside a scroll container, and every section shows something
 or says in one sentence why it cannot.
 
-The results directories are each kind ssdlab makes: native runs of built-in suites at small
-scale (``quick``, ``snia-latency``), a fleet member (``quick`` on a local fio server), an
-imported fio tree (the ``quick`` run's fio output) and an ACT-only directory. One ``ssdlab
-batch`` renders each review once, the comparison of all of them and the index; one Chromium
-session then loads every page.
+The results directories are each kind ssdlab makes: a native run of a built-in suite at small
+scale (``quick``), a fleet member (``quick`` on a local fio server), an imported fio tree (the
+``quick`` run's fio output) and an ACT-only directory. One ``ssdlab batch`` renders each
+review once, the comparison of all of them and the index; one Chromium session then loads
+every page. The reviews of the PTS suites and of ``enterprise-review`` pass the same checks
+(:mod:`screens`) in ``test_pts_report.py``, on the runs that file makes.
 """
 
 from __future__ import annotations
@@ -19,19 +20,15 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+import screens
 from conftest import ROOT, ssdlab_cli
 
 from ssdlab.report import chromium
 
 FIXTURES = ROOT / "tests" / "fixtures"
-FAST = ("--set", "ioengine=psync")
 #: results directory under the batch root -> how it is made
 RUNS: dict[str, tuple[str, ...]] = {
     "quick": ("run", "quick", "--scale", "0.05", "--label", "Quick drive"),
-    "snia-latency": (
-        "run", "snia-latency", "--scale", "0.005", *FAST, "--set", "mixes=[100,65,0]",
-        "--set", 'block_sizes=["4k","8k"]', "--set", "max_rounds=5", "--label", "PTS drive",
-    ),
     "act-only": (
         "act", "import", FIXTURES / "act" / "act_storage_1x_30s.log", "--slice", "10",
         "--label", "ACT drive",
@@ -131,30 +128,25 @@ def _kinds() -> list[str]:
     return ["index", "comparison", *REVIEWS]
 
 
+def _page(kind: str, layout: dict[str, dict[str, Any]]) -> dict[str, Any]:
+    (page,) = [v for k, v in layout.items() if k == kind or k.startswith(f"{kind}-")]
+    return page
+
+
 @pytest.mark.parametrize("kind", _kinds())
 def test_no_text_overflows_at_1280px(kind: str, layout: dict[str, dict[str, Any]]) -> None:
-    (page,) = [v for k, v in layout.items() if k == kind or k.startswith(f"{kind}-")]
-    assert page["overflows"] == [], page["overflows"]
-    assert page["wide"] == [], page["wide"]
+    screens.assert_fits(_page(kind, layout))
 
 
 @pytest.mark.parametrize("kind", _kinds())
 def test_every_section_shows_something_or_says_why_not(
     kind: str, layout: dict[str, dict[str, Any]]
 ) -> None:
-    (page,) = [v for k, v in layout.items() if k == kind or k.startswith(f"{kind}-")]
-    sections = page["sections"]
-    assert sections, "no section"
-    for section in sections:
-        name, content, missing = section["heading"], section["content"], section["missing"]
-        assert content or missing, f"{name}: empty"
-        for sentence in missing:
-            assert sentence.endswith(".") and sentence.count(". ") == 0, (name, sentence)
+    screens.assert_sections_explained(_page(kind, layout))
 
 
 def test_act_only_review_shows_its_trials_and_says_what_is_missing(layout) -> None:
-    (page,) = [v for k, v in layout.items() if k.startswith("act-only")]
-    sections = {s["heading"]: s for s in page["sections"]}
+    sections = screens.shown(_page("act-only", layout))
     act = sections["ACT: Aerospike Certification Tool"]
     assert "svg" in act["content"] and "tr" in act["content"] and not act["missing"]
     assert sections["All results"]["missing"] and not sections["All results"]["content"]
@@ -171,18 +163,26 @@ def test_wide_tables_fit_or_scroll_in_their_box(layout: dict[str, dict[str, Any]
 
 def test_the_layout_check_sees_overflow(tmp_path: Path) -> None:
     """A control page: text wider than its box, a table wider than the page outside any
-    scroll container, and a section with nothing in it are all reported."""
+    scroll container, a chart without a data mark and a section with nothing in it are all
+    reported."""
+    chart = (
+        "<div class='ssdlab-chart'><svg class='marks'><g class='mark-text role-title'>"
+        "<text>{title}</text></g><g class='mark-line role-mark'>{marks}</g></svg></div>"
+    )
     page = tmp_path / "control.html"
     page.write_text(
         "<!DOCTYPE html><body><div class='ssdlab-page'><main class='ssdlab-main'>"
         "<h2>Full</h2><div style='width:100px;white-space:nowrap'>" + "overflowing " * 20
-        + "</div><h2>Empty</h2><table style='width:3000px'><tbody></tbody></table>"
+        + "</div>" + chart.format(title="Drawn", marks="<path d='M0,0L9,9'></path>")
+        + chart.format(title="No data", marks="")
+        + "<h2>Empty</h2><table style='width:3000px'><tbody></tbody></table>"
         "</main></div></body>"
     )  # fmt: skip
     (found,) = chromium.layout_problems([page])
     assert [o["client"] for o in found["overflows"] if o["element"] == "div"] == [100]
     assert [t["width"] for t in found["wide"]] == [3000]
+    assert found["empty"] == [{"text": "No data"}]
     assert found["sections"] == [
-        {"heading": "Full", "content": [], "missing": []},
+        {"heading": "Full", "content": ["svg", "svg"], "missing": []},
         {"heading": "Empty", "content": [], "missing": []},
     ]

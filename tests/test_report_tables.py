@@ -8,10 +8,11 @@ import html
 from pathlib import Path
 
 import polars as pl
+import pytest
 from bs4 import BeautifulSoup
 from rich.console import Console
 
-from ssdlab.analysis.percentiles import CLAMPED, clamp_to_max
+from ssdlab.analysis.percentiles import CLAMPED, clamp_to_max, samples_beyond
 from ssdlab.analysis.steps import SUMMARY_SCHEMA, with_summary_columns
 from ssdlab.analysis.workloads import classify
 from ssdlab.manifest import Manifest, StepRecord, TargetInfo
@@ -20,12 +21,16 @@ from ssdlab.results import pandas_frame
 from ssdlab.review.section import NO_ROWS, Section, table
 from ssdlab.suite import Step
 from ssdlab.tables import (
+    BEYOND_MARK,
+    BEYOND_NOTE,
     CLAMP_NOTE,
     UNKNOWN,
     drive_facts,
     format_bw,
     format_latency,
+    format_percentile,
     html_table,
+    percentile_cells,
     run_facts,
     summary_table,
     summary_view,
@@ -100,6 +105,22 @@ def test_percentiles_above_the_maximum_are_capped_and_footnoted() -> None:
     assert cells[0][-2:] == ["9,100.2", "9,100.2"]  # p99.99 µs, Max µs
     below = summary.with_columns(pl.col("clat_max_ns") * 2)
     assert html.escape(CLAMP_NOTE) not in html_table(summary_view(below))
+
+
+def test_a_percentile_deeper_than_its_samples_is_marked_as_the_maximum() -> None:
+    # p99.9999 of 50,000 I/Os: 0.05 I/Os beyond it, so it is the slowest I/O
+    assert samples_beyond(99.9999, 50_000) == pytest.approx(0.05)
+    assert samples_beyond(99, 21_491) == pytest.approx(214.91)
+    assert format_percentile(8_277_602, 99.9999, 50_000) == f"8.28 ms{BEYOND_MARK} (0.05)"
+    assert format_percentile(733_184, 99, 21_491) == "733.2 µs (215)"
+    assert format_percentile(733_184, 99, None) == "733.2 µs"  # no I/O count: the value
+    frame = pl.DataFrame(
+        {"clat_p99_99_ns": [2.1e6, 3.1e6], "ios": [50_000, 5_000], "bs_bytes": [4096, 4096]}
+    )
+    shown = frame.select(percentile_cells("clat_p99_99_ns", 99.99, pl.col("ios")).alias("p99.99"))
+    assert shown["p99.99"].to_list() == ["2.1 ms (5)", f"3.1 ms{BEYOND_MARK} (0.5)"]
+    assert BEYOND_NOTE in html_table(shown, numeric=("p99.99",))
+    assert BEYOND_NOTE not in html_table(shown.head(1), numeric=("p99.99",))
 
 
 def test_summary_shows_the_job_column_only_for_clones() -> None:

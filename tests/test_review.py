@@ -83,18 +83,35 @@ SECTIONS = [
     "Key findings",
     "Steady state",
     "SNIA PTS results",
+    "Host idle recovery",
+    "Cross-stimulus recovery",
     "Performance consistency",
+    "Whole-drive fill",
     "Queue-depth scaling",
     "Random mixed workloads",
     "Sequential mixed workloads",
     "Latency QoS",
+    "Latency over time",
+    "Latency exceedance",
+    "Latency against offered load",
+    "Demand intensity and response time",
+    "QoS targets",
+    "Repeatability",
     "Power and efficiency",
     "ACT: Aerospike Certification Tool",
     "Endurance and write amplification",
     "All results",
 ]
 DEMO = ROOT / "data" / "quick-demo"
-WITHOUT_DATA = {"Sequential mixed workloads"}
+WITHOUT_DATA = {
+    "Sequential mixed workloads",
+    "Host idle recovery",
+    "Cross-stimulus recovery",
+    "Latency against offered load",
+    "Demand intensity and response time",
+    "QoS targets",
+    "Repeatability",
+}
 FIXTURES = Path(__file__).parent / "fixtures"
 CAPTURES = FIXTURES / "telemetry" / "run"
 WATTS = 7.25
@@ -212,7 +229,10 @@ def test_a_run_without_sweeps_says_what_is_missing(tiny_run: Path) -> None:
     latency = sections["latency_section"]
     assert latency.missing is None and len(latency.charts) == 1
     assert [p.data.count("<tr>") for p in latency.parts[1:]] == [1 + 3]  # header, 3 series
-    assert sections["key_findings"].findings == latency.findings[:2]
+    assert sections["key_findings"].findings == [
+        s for build in drive.KEY_FINDINGS for s in sections[build.__name__].findings[:2]
+    ]
+    assert sections["key_findings"].findings[:2] == latency.findings[:2]
     missing = [
         sections[f"{n}_section"].missing.split(":")[0] for n in ("power", "act", "endurance")
     ]
@@ -295,8 +315,9 @@ def test_power_act_endurance_sections_show_the_loaded_frames(run: DriveAnalysis)
         f"a write amplification factor of {last['cumulative_waf']:.2f}."
     )
     assert endurance.findings[1].startswith("Endurance: it is rated for 7,008 TBW")
-    assert len(endurance.charts) == 1 and len(endurance.parts) == 4  # WAF, SMART, endurance
-    smart = endurance.parts[2].data
+    # WAF per step and per workload (chart, table each), SMART, rating, projections
+    assert len(endurance.charts) == 2 and len(endurance.parts) == 9
+    smart = endurance.parts[4].data
     assert smart.count("<tr>") == 1 + results.smart.height
     assert '<td class="num">1.34 TB</td>' in smart  # Host_Writes_32MiB 40000 of capture 1
     for chart in power.charts + act.charts + endurance.charts:
@@ -379,8 +400,9 @@ def test_review_shows_every_section_with_data(rendered: Path, artifacts: Path) -
     charts = [o for o in outputs if VEGALITE_MIME in o.get("data", {})]
     drawn = dom.select(".ssdlab-chart .vega-embed > svg.marks")
     # steady state (convergence, window), consistency, QD scaling, random mix, latency,
-    # power (4), ACT (2), endurance, and two in all results
-    assert len(charts) == 15 and len(drawn) == len(charts)
+    # the preconditioning fill, latency over time, latency exceedance, power (4), ACT (2),
+    # endurance (per step, per workload), and two in all results
+    assert len(charts) == 19 and len(drawn) == len(charts)
     assert all(svg.select("path, text") for svg in drawn)
 
     png = chromium.screenshot(rendered, artifacts / "review.png")

@@ -156,6 +156,10 @@ def test_fio_failure_is_one_line_naming_the_step_and_keeps_earlier_steps(tmp_pat
     error = [line for line in proc.stderr.splitlines() if line.startswith("error:")]
     assert len(error) == 1 and "step 'second': fio --parse-only refuses" in error[0]
     assert "no_such_fio_option" in error[0] and "Traceback" not in proc.stderr
+    assert not out.exists()  # refused before anything was written: no empty directory left
+    out.mkdir()
+    proc = ssdlab_cli("run", suite, "--out", out, "--allow-fio-option", "no_such_fio_option")
+    assert proc.returncode == 1 and out.is_dir()  # a directory the user made stays
 
     # an engine fio parses but cannot load fails when the step runs
     suite = write_suite(tmp_path, 'ioengine = "no_such_engine"')

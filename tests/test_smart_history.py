@@ -28,7 +28,7 @@ from ssdlab.telemetry.history import (
     history_frame,
     import_smart_history,
 )
-from ssdlab.telemetry.smart import SMART_FORMATS, detect_smart, read_smart
+from ssdlab.telemetry.smart import SMART_FORMATS, detect_smart, read_smart, smartctl_exporter
 
 MIB = 2**20
 DATA_UNIT = 512_000  # bytes per NVMe data unit
@@ -439,3 +439,104 @@ def test_the_command_line_imports_a_fleet_and_says_what_it_skipped(tmp_path: Pat
     assert (
         again.returncode == 1 and again.stderr.startswith("error: ") and "already" in again.stderr
     )
+
+
+def smart_log(units: int) -> dict:
+    """An ``nvme smart-log -o json`` document with ``units`` data units written."""
+    return {"critical_warning": 0, "temperature": 310, "avail_spare": 100, "percent_used": 1,
+            "data_units_read": units, "data_units_written": units, "power_on_hours": 10,
+            "media_errors": 0, "unsafe_shutdowns": 0}  # fmt: skip
+
+
+def test_several_captures_of_each_format_in_one_folder_pair_up_by_time(tmp_path: Path) -> None:
+    """id-ctrl, then smart-log and OCP logs of three days side by side (random names): the
+    k-th of each format by time make the k-th snapshot, so every interval has a WAF."""
+    rng = random.Random(11)
+    folder = tmp_path / "in" / "drive"
+    folder.mkdir(parents=True)
+    (folder / name(rng)).write_text(json.dumps({"mn": "PAIR SSD", "sn": "PAIR1", "fr": "1"}))
+    units, nand = [1000, 3000, 7000], [900_000_000, 2_000_000_000, 6_500_000_000]
+    for day, (u, n) in enumerate(zip(units, nand, strict=True)):
+        for doc, offset in (
+            (smart_log(u), 0),
+            ({"physical_media_units_written": {"hi": 0, "lo": n}}, 5),
+        ):
+            path = folder / name(rng)
+            path.write_text(json.dumps(doc))
+            os.utime(path, (T0 + day * DAY + offset,) * 2)
+    import_smart_history([tmp_path / "in"], tmp_path / "out")
+    frame = pl.read_parquet(tmp_path / "out" / "frames" / f"{FRAME}.parquet")
+    assert frame["serial"].to_list() == ["PAIR1"] * 3
+    assert frame["host_written_bytes"].to_list() == [u * DATA_UNIT for u in units]
+    assert frame["nand_written_bytes"].to_list() == nand
+    assert frame["waf"].to_list()[1:] == pytest.approx(
+        [(nand[i] - nand[i - 1]) / ((units[i] - units[i - 1]) * DATA_UNIT) for i in (1, 2)]
+    )
+    assert set(frame["source"]) == {"nvme_id_ctrl+nvme_ocp_smart_add_log+nvme_smart_log"}
+
+
+def test_unequal_counts_of_formats_in_one_folder_stay_separate_snapshots(tmp_path: Path) -> None:
+    folder = tmp_path / "in" / "drive"
+    folder.mkdir(parents=True)
+    (folder / "id.json").write_text(json.dumps({"mn": "PAIR SSD", "sn": "PAIR2", "fr": "1"}))
+    for day in range(2):
+        (folder / f"log{day}.json").write_text(json.dumps(smart_log(1000 * (day + 1))))
+    (folder / "ocp.json").write_text(
+        json.dumps({"physical_media_units_written": {"hi": 0, "lo": 5}})
+    )
+    import_smart_history([tmp_path / "in"], tmp_path / "out")
+    frame = pl.read_parquet(tmp_path / "out" / "frames" / f"{FRAME}.parquet")
+    assert sorted(frame["source"]) == ["nvme_ocp_smart_add_log", "nvme_smart_log", "nvme_smart_log"]
+
+
+def test_a_drive_read_through_its_controller_or_a_namespace_is_one_drive(tmp_path: Path) -> None:
+    """smartctl through /dev/nvme0, /dev/nvme0n1 and, at the same moment, /dev/nvme0n2 (the
+    same controller log twice: one snapshot), and smartctl_exporter dumps naming the device
+    ``nvme0`` then ``nvme0n1``."""
+    nvme = Drive("NS SSD", "NS1")
+    for i, (device, day, units) in enumerate(
+        [
+            ("/dev/nvme0", 0, 100),
+            ("/dev/nvme0n1", 1, 300),
+            ("/dev/nvme0n2", 1, 300),
+            ("/dev/nvme0", 2, 600),
+        ]
+    ):
+        doc = smartctl_doc([7, 4], device, nvme, T0 + day * DAY)
+        doc["device"]["protocol"] = "NVMe"
+        doc["nvme_smart_health_information_log"] = {"data_units_written": units}
+        (tmp_path / "in" / "smartctl").mkdir(parents=True, exist_ok=True)
+        (tmp_path / "in" / "smartctl" / f"{i}.json").write_text(json.dumps(doc))
+    for day, device in enumerate(["nvme0", "nvme0n1"]):
+        dump = (
+            f'smartctl_device{{device="{device}",model_name="EXP NS",serial_number="EXPNS"}} 1 '
+            f"{(T0 + day * DAY) * 1000}\n"
+            f'smartctl_device_bytes_written{{device="{device}"}} {(day + 1) * 10**9}\n'
+        )
+        (tmp_path / "in" / "exporter").mkdir(parents=True, exist_ok=True)
+        (tmp_path / "in" / "exporter" / f"{day}.prom").write_text(dump)
+    report = import_smart_history([tmp_path / "in"], tmp_path / "out")
+    frame = pl.read_parquet(tmp_path / "out" / "frames" / f"{FRAME}.parquet")
+    assert report.drives == 2
+    ns = frame.filter(serial="NS1")
+    assert ns["namespace"].to_list() == [None, 1, None]
+    assert ns["host_written_delta_bytes"].to_list() == [None, 200 * DATA_UNIT, 300 * DATA_UNIT]
+    exp = frame.filter(serial="EXPNS")
+    assert exp["namespace"].to_list() == [None, 1]
+    assert exp["host_written_delta_bytes"].to_list() == [None, 10**9]
+
+
+def test_exporter_integers_beyond_2_53_are_read_exactly() -> None:
+    """An integer is read as written; a float as the float64 it denotes (what the exporter
+    held: Go prints the shortest text that reads back as it)."""
+    big = 2**53 + 1
+    dump = (
+        'smartctl_device{device="nvme0",model_name="M",serial_number="S"} 1\n'
+        f'smartctl_device_bytes_written{{device="nvme0"}} {big}\n'
+        f'smartctl_device_bytes_read{{device="nvme0"}} {float(2**60 + 2**8):.16e}\n'
+    )
+    (record,) = smartctl_exporter.parse_smartctl_exporter(dump, "dump.prom")
+    assert record.host_bytes_written == big
+    assert record.host_bytes_read == 2**60 + 2**8  # exactly representable, so exact
+    with pytest.raises(InputError, match="not an integer"):
+        smartctl_exporter.parse_smartctl_exporter(dump.replace(f"}} {big}", "} 12.5"), "d")

@@ -40,11 +40,11 @@ def test_published_example_table() -> None:
     table = dict(snia_steady_state(PUBLISHED).to_table("IOPS", rounds_run=5).iter_rows())
     assert table == {
         "Measurement window": "rounds 1-5 of 5",
-        "Average value": "11,726.8 IOPS",
+        "Average value": "11,726.80 IOPS",
         "Allowed maximum data excursion": "2,345.36 IOPS (20 % of the average)",
-        "Measured maximum data excursion": "300 IOPS (2.56 % of the average)",
+        "Measured maximum data excursion": "300.00 IOPS (2.56 % of the average)",
         "Allowed maximum slope excursion": "1,172.68 IOPS (10 % of the average)",
-        "Measured maximum slope excursion": "25.6 IOPS (0.22 % of the average)",
+        "Measured maximum slope excursion": "25.60 IOPS (0.22 % of the average)",
         "Least squares linear fit formula": "-6.4 x R + 11,746",
         "Steady state": "yes: data excursion 2.56 % of the average within the 20 % limit; "
         "slope excursion 0.22 % of the average within the 10 % limit",

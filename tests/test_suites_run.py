@@ -74,14 +74,14 @@ def test_enterprise_review_end_to_end_small(tmp_path: Path) -> None:
     out = tmp_path / "er"
     proc = ssdlab_cli(
         "run", "enterprise-review", "--out", out, "--scale", "0.01", *FAST,
-        "--set", "qd_list=[1,4]", "--set", "mix_reads=[100,50,0]",
+        "--set", "qd_list=[1,4]", "--set", "mix_reads=[100,50,0]", "--set", 'bs_list=["4k","128k"]',
         timeout=600,
     )  # fmt: skip
     assert proc.returncode == 0, proc.stderr
     r = ssdlab.load(out)
     m = manifest(out)
     assert m["status"] == "complete" and m["scale"] == 0.01
-    assert len(m["steps"]) == 1 + 1 + 2 + 1 + 2 + 2 + 2 + 3 * 4
+    assert len(m["steps"]) == 1 + 1 + 2 + 1 + 2 + 2 + 2 + 3 * 4 + 4 * 2
     pre = r.summary.filter(pl.col("step") == "precondition-seq-write-128k")
     assert pre["io_bytes"][0] == 2 * m["target"]["size_bytes"]  # two full passes
     scaling = qd_scaling(r.summary.filter(pl.col("step").str.starts_with("qd-")))

@@ -26,6 +26,7 @@ from ..results import Results
 from ..units import format_duration, parse_size
 from .drive import DriveAnalysis
 from .figures import quoted_mix
+from .repeats import score_repeats
 from .tails import ConsistencyRun
 from .workloads import BANDWIDTH_BS, Mixes, latest, mix_points, qd_points, throughput
 
@@ -158,6 +159,32 @@ def _peak_test(row: dict[str, Any], qds: list[int]) -> str:
     )
 
 
+def _scores(
+    frame: pl.DataFrame,
+    group: str,
+    test: pl.Expr,
+    *,
+    metric: pl.Expr | None = None,
+    higher_is_better: bool = True,
+    value: pl.Expr | None = None,
+    step_index: pl.Expr | None = None,
+    workload: pl.Expr | None = None,
+) -> pl.DataFrame:
+    """Score rows of ``frame`` (a row per drive ``label``): :data:`SCORE_COLUMNS` with the
+    ``step_index`` the value comes from (null for a figure of several steps) and the
+    ``workload`` (sweep) it belongs to; ``metric`` and ``value`` default to the columns."""
+    return frame.select(
+        group=pl.lit(group),
+        test=test,
+        metric=pl.col("metric") if metric is None else metric,
+        higher_is_better=pl.lit(higher_is_better),
+        drive="label",
+        value=pl.col("value") if value is None else value,
+        step_index=pl.lit(None, pl.Int64) if step_index is None else step_index,
+        workload=pl.lit(None, pl.String) if workload is None else workload,
+    )
+
+
 def qd_scores(qd: pl.DataFrame) -> pl.DataFrame:
     """Each QD sweep's peak over the queue depths every drive measured it at, and small-block
     p99.99 latency at the lowest QD two drives share."""
@@ -174,18 +201,7 @@ def qd_scores(qd: pl.DataFrame) -> pl.DataFrame:
         shared = rows.filter(pl.col("qd").is_in(list(common)))
         test = _peak_test(shared.row(0, named=True), sorted(common))
         peaks = shared.group_by("label", "metric", maintain_order=True).agg(pl.col("value").max())
-        frames.append(
-            peaks.select(
-                group=pl.lit("qd"),
-                test=pl.lit(test),
-                metric="metric",
-                higher_is_better=pl.lit(True),
-                drive="label",
-                value="value",
-                step_index=pl.lit(None, pl.Int64),
-                workload=pl.lit(workload),
-            )
-        )
+        frames.append(_scores(peaks, "qd", pl.lit(test), workload=pl.lit(workload)))
     small = qd.filter(pl.col("bs_bytes") < BANDWIDTH_BS)
     if small.height:
         common = small.group_by("workload", "qd").agg(pl.col("label").n_unique().alias("n"))
@@ -193,19 +209,15 @@ def qd_scores(qd: pl.DataFrame) -> pl.DataFrame:
         at = small.join(lowest, on=["workload", "qd"])
         if at.height:
             frames.append(
-                at.select(
-                    group=pl.lit("latency"),
-                    test=pl.lit("p99.99 latency of ")
-                    + pl.struct(*CELL_KEYS).map_elements(
-                        lambda r: workload_phrase(*(r[k] for k in CELL_KEYS)),
-                        return_dtype=pl.String,
-                    ),
+                _scores(
+                    at,
+                    "latency",
+                    pl.lit("p99.99 latency of ") + _phrase_column(),
                     metric=pl.lit("ns"),
-                    higher_is_better=pl.lit(False),
-                    drive="label",
-                    value="clat_p99_99_ns",
-                    step_index="step_index",
-                    workload="workload",
+                    higher_is_better=False,
+                    value=pl.col("clat_p99_99_ns"),
+                    step_index=pl.col("step_index"),
+                    workload=pl.col("workload"),
                 )
             )
     return pl.concat(frames, how="diagonal_relaxed") if frames else pl.DataFrame()
@@ -232,15 +244,8 @@ def mix_scores(steps: pl.DataFrame) -> pl.DataFrame:
         )
         at = rows.filter(pl.col("read_pct") == nearest)
         frames.append(
-            at.select(
-                group=pl.lit("mix"),
-                test=pl.lit(point),
-                metric="metric",
-                higher_is_better=pl.lit(True),
-                drive="label",
-                value="value",
-                step_index="step_index",
-                workload=pl.lit(sweep),
+            _scores(
+                at, "mix", pl.lit(point), step_index=pl.col("step_index"), workload=pl.lit(sweep)
             )
         )
         if len(common) >= 3:
@@ -252,18 +257,8 @@ def mix_scores(steps: pl.DataFrame) -> pl.DataFrame:
                 .group_by("label", "metric", maintain_order=True)
                 .agg(pl.col("value").mean())
             )
-            frames.append(
-                average.select(
-                    group=pl.lit("mix"),
-                    test=pl.lit(f"{phrase} (average of {len(common)} mixes)"),
-                    metric="metric",
-                    higher_is_better=pl.lit(True),
-                    drive="label",
-                    value="value",
-                    step_index=pl.lit(None, pl.Int64),
-                    workload=pl.lit(sweep),
-                )
-            )
+            test = f"{phrase} (average of {len(common)} mixes)"
+            frames.append(_scores(average, "mix", pl.lit(test), workload=pl.lit(sweep)))
     return pl.concat(frames, how="diagonal_relaxed") if frames else pl.DataFrame()
 
 
@@ -293,15 +288,9 @@ def point_scores(classified: pl.DataFrame, qd: pl.DataFrame, mixes: Mixes) -> pl
         ).agg(pl.col("iops").sum(), pl.col("bw_bytes_s").sum()),
         ["label", *CELL_KEYS],
     )  # fmt: skip
-    return per_step.select(
-        group=pl.lit("point"),
-        test=_phrase_column(),
-        metric="metric",
-        higher_is_better=pl.lit(True),
-        drive="label",
-        value=throughput(),
-        step_index="step_index",
-    )
+    return _scores(
+        per_step, "point", _phrase_column(), value=throughput(), step_index=pl.col("step_index")
+    ).drop("workload")
 
 
 @dataclass(eq=False)
@@ -702,7 +691,22 @@ class ComparisonAnalysis:
             )
         frame = pl.concat(present, how="diagonal_relaxed")
         frame = frame.unique(["test", "drive"], keep="first", maintain_order=True)
-        return frame.filter(pl.len().over("test") >= 2)
+        return self._with_repeats(frame.filter(pl.len().over("test") >= 2))
+
+    def _with_repeats(self, scores: pl.DataFrame) -> pl.DataFrame:
+        """``scores`` with ``repeats``: each value's repeats (for a step run with
+        ``--repeat``), when any run has repeats."""
+        found = {
+            name: score_repeats(drive.every_repeat)
+            for drive, name in zip(self.drives, self.names, strict=True)
+        }
+        if not any(found.values()) or "step_index" not in scores.columns:
+            return scores
+        repeats = [
+            found[drive].get((index, metric)) if index is not None else None
+            for drive, index, metric in scores.select("drive", "step_index", "metric").rows()
+        ]
+        return scores.with_columns(repeats=pl.Series(repeats, dtype=pl.List(pl.Float64)))
 
     # -- the subject against each rival --------------------------------------------------
 

@@ -9,7 +9,9 @@ import polars as pl
 
 from ..results import Results
 from .latency import percentile_curves, qos_choice
-from .steps import with_summary_columns
+from .load import sweep_steps
+from .repeats import median_repeats
+from .steps import per_step, with_summary_columns
 from .tails import ConsistencyRun, consistency_runs
 from .workloads import Mixes, classify, fill_steps, mix_points, qd_points
 
@@ -32,14 +34,29 @@ class DriveAnalysis:
         return fill_steps(self.results.manifest)
 
     @cached_property
+    def every_repeat(self) -> pl.DataFrame:
+        """One row per step and direction (:func:`per_step`), each repeat of a repeated step
+        its own row."""
+        return per_step(self.results.summary)
+
+    @cached_property
     def steps(self) -> pl.DataFrame:
-        """Every read/write step classified, fills included (see :func:`classify`)."""
-        return classify(self.results.summary)
+        """Every read/write step classified, fills included (see :func:`classify`); a
+        repeated step is its median repeat (:func:`~.repeats.median_repeats`)."""
+        return classify(median_repeats(self.every_repeat))
+
+    @cached_property
+    def measured(self) -> pl.DataFrame:
+        """Every measured step: :attr:`steps` without the fills (load-sweep steps kept: what
+        a QoS profile judges)."""
+        return self.steps.filter(~pl.col("step_index").is_in(list(self.fills)))
 
     @cached_property
     def classified(self) -> pl.DataFrame:
-        """The measured steps: :attr:`steps` without the fills."""
-        return self.steps.filter(~pl.col("step_index").is_in(list(self.fills)))
+        """The measured steps: :attr:`steps` without the fills and the rate-limited steps of
+        load sweeps (:func:`~.load.sweep_steps`)."""
+        skip = self.fills | sweep_steps(self.results.manifest)
+        return self.steps.filter(~pl.col("step_index").is_in(list(skip)))
 
     @cached_property
     def qd(self) -> pl.DataFrame:

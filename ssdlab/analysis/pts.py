@@ -292,16 +292,31 @@ def wsat_steps(steps: pl.DataFrame, manifest: Manifest) -> pl.DataFrame:
     return writes
 
 
+def step_series(timeseries: pl.DataFrame, step_index: int) -> pl.DataFrame:
+    """One step's log windows summed over jobs and directions, in time order: ``t_s`` (end
+    of the window, s), ``iops``, ``bw_bytes_s``, ``window_s`` (the window's length: the time
+    since the previous window, the first from 0) and ``written_bytes`` (moved by the
+    window's end: the running sum of ``bw_bytes_s`` x ``window_s``).
+
+    fio logs whole windows only, so the last one may fall short of the step's ``io_bytes``
+    by the partial window after it; a window fio logged after an idle time spans it."""
+    series = (
+        timeseries.filter(pl.col("step_index") == step_index)
+        .group_by("t_s")
+        .agg(pl.col("iops").sum(), pl.col("bw_bytes_s").sum())
+        .sort("t_s")
+    )
+    window = pl.col("t_s").diff().fill_null(pl.col("t_s"))
+    return series.with_columns(window_s=window).with_columns(
+        written_bytes=(pl.col("bw_bytes_s").fill_null(0) * pl.col("window_s")).cum_sum()
+    )
+
+
 def write_saturation(
     steps: pl.DataFrame, timeseries: pl.DataFrame, manifest: Manifest
 ) -> list[WriteSaturation]:
-    """The write-saturation steps (:func:`wsat_steps`) that have a per-window time series.
-
-    The data written by a window's end is the running sum of each window's ``bw_bytes_s`` x
-    its length (the time since the previous window; the first from 0). fio logs whole
-    windows only, so the last one may fall short of the step's ``io_bytes`` by the partial
-    window after it.
-    """
+    """The write-saturation steps (:func:`wsat_steps`) that have a per-window time series
+    (:func:`step_series`)."""
     chosen = wsat_steps(steps, manifest)
     if not chosen.height or not timeseries.height:
         return []
@@ -309,17 +324,10 @@ def write_saturation(
     capacity = target.size_bytes if target is not None and target.size_bytes else None
     found = []
     for row in chosen.unique("step_index", keep="first", maintain_order=True).iter_rows(named=True):
-        series = (
-            timeseries.filter(pl.col("step_index") == row["step_index"])
-            .group_by("t_s")
-            .agg(pl.col("iops").sum(), pl.col("bw_bytes_s").sum())
-            .sort("t_s")
-        )
+        series = step_series(timeseries, row["step_index"])
         if not series.height:
             continue
-        lengths = series["t_s"].diff().fill_null(series["t_s"][0])
-        written = (series["bw_bytes_s"].fill_null(0) * lengths).cum_sum()
-        series = series.with_columns(written_bytes=written).with_columns(
+        series = series.drop("window_s").with_columns(
             fills=pl.col("written_bytes") / capacity if capacity else pl.lit(None, pl.Float64)
         )
         found.append(

@@ -159,7 +159,7 @@ class SteadyState:
         if self.slope is None or self.intercept is None:
             return "-"
         sign = "-" if self.intercept < 0 else "+"
-        return f"{_num(self.slope)} x R {sign} {_num(abs(self.intercept))}"
+        return f"{_num(self.slope, trim=True)} x R {sign} {_num(abs(self.intercept), trim=True)}"
 
 
 #: the figures of a determination, in the values' unit
@@ -174,16 +174,17 @@ _FIGURES = (
 )
 
 
-def _num(value: float | None, decimals: int = 2) -> str:
-    """A figure for a table: thousands separated, at most ``decimals`` decimals (trailing
-    zeros dropped), three significant digits below 1."""
+def _num(value: float | None, decimals: int = 2, trim: bool = False) -> str:
+    """A figure for a table: thousands separated, ``decimals`` decimals (so figures of one
+    table line up; ``trim`` drops trailing zeros, for a formula), three significant digits
+    below 1."""
     if value is None:
         return "-"
     if value != 0 and abs(value) < 1:
         text = f"{value:.3g}"
     else:
         text = f"{value:,.{decimals}f}"
-        if "." in text:
+        if trim and "." in text:
             text = text.rstrip("0").rstrip(".")
     return "0" if text == "-0" else text
 

@@ -60,7 +60,7 @@ def stderr() -> Console:
 
 
 # Command modules register themselves on ``app`` when imported (one line per module).
-from . import act, core, fleet, reports, telemetry
+from . import act, core, fleet, qos, reports, telemetry
 
 
 def main(argv: list[str] | None = None) -> int:

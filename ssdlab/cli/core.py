@@ -104,6 +104,34 @@ def run(
             "(one HOST[:PORT] [TARGET] per line); one results directory per host under OUT."
         ),
     ] = None,
+    repeat: Annotated[
+        int,
+        typer.Option(
+            min=1,
+            max=100,
+            help="Run every measured step this many times, interleaved; the review reports "
+            "each by its median repeat with a 95 % interval.",
+        ),
+    ] = 1,
+    max_spread: Annotated[
+        str | None,
+        typer.Option(
+            "--max-spread",
+            help="With --repeat: run a step again while its repeats' IOPS spread (standard "
+            "deviation over mean) more than this, e.g. 5%, up to --max-repeats runs.",
+        ),
+    ] = None,
+    max_repeats: Annotated[
+        int, typer.Option(min=2, max=100, help="The most runs of a step with --max-spread.")
+    ] = 10,
+    fill_first: Annotated[
+        str | None,
+        typer.Option(
+            "--fill-first",
+            help="Fill this share of the target (e.g. 80%) with 128K sequential writes before "
+            "the suite; add --purge to start empty.",
+        ),
+    ] = None,
     dry_run: Annotated[
         bool,
         typer.Option(
@@ -124,6 +152,19 @@ def run(
     params = dict(parse_param(p) for p in set_ or [])
     given = dict(p.split("=", 1) for p in set_ or [])  # recorded as the user wrote them
     chosen = load_suite(suite, params, allow_fio_options=allow_fio_option or ()).scaled(scale)
+    if fill_first:
+        from ..fill import fill_first as with_fill
+
+        chosen = with_fill(chosen, fill_first)
+    spread = _percent(max_spread, "--max-spread") if max_spread is not None else None
+    if spread is not None and repeat < 2:
+        raise SsdlabError("--max-spread needs --repeat 2 or more (a spread needs repeats)")
+    if spread is not None and hosts:
+        raise SsdlabError("--max-spread does not apply with --hosts (use --repeat alone)")
+    if repeat > 1:
+        from ..repeat import repeat_suite
+
+        chosen = repeat_suite(chosen, repeat)
     size = parse_size(target_size) if target_size else None
     if hosts and (target is not None or purge):
         raise SsdlabError(
@@ -179,8 +220,21 @@ def run(
         params=given,
         hooks=hooks,
         console=stderr(),
+        max_spread_pct=spread,
+        max_repeats=max_repeats,
     )
     stderr().print(f"{plural(len(manifest.steps), 'step')} complete; results in {out}")
+
+
+def _percent(text: str, option: str) -> float:
+    """``5%`` or ``5`` as 5.0; a clear error otherwise."""
+    try:
+        value = float(text.strip().removesuffix("%"))
+    except ValueError:
+        raise SsdlabError(f"{option} takes a percentage such as 5%, not {text!r}") from None
+    if not 0 < value < 1000:
+        raise SsdlabError(f"{option} takes a percentage above 0, not {text!r}")
+    return value
 
 
 def _plan_signature() -> inspect.Signature:

@@ -61,7 +61,7 @@ def plan_table(suite: Suite) -> object:
     """The suite's steps as a table: a round block's steps once, with their rounds."""
     from rich.table import Table
 
-    from ..suite import Rounds
+    from ..suite import Rounds, Sweep
 
     table = Table(header_style="bold", box=None, pad_edge=False)
     for column in ("#", "Step", "rw", "bs", "QD x jobs", "engine", "Time", "Span", ""):
@@ -77,6 +77,23 @@ def plan_table(suite: Suite) -> object:
             )
             for step in item.steps:
                 table.add_row(*_row("", step, f" (x up to {item.max})"))
+            n = last
+        elif isinstance(item, Sweep):
+            last = n + item.runs
+            spec = item.sweep
+            of = (
+                f"{spec.max_iops:,.0f} IOPS (given)"
+                if spec.max_iops is not None
+                else "the IOPS its first, unlimited step measures"
+            )
+            fractions = ", ".join(f"{f * 100:g}" for f in spec.fractions)
+            table.add_row(
+                f"{n + 1}-{last}",
+                f"{item.name}: load sweep at {fractions} % of {of} (fio rate_iops split over "
+                f"the jobs), {'then unlimited; ' if spec.unlimited else ''}a rate counts as "
+                f"reached at {spec.reach * 100:g} %",
+            )
+            table.add_row(*_row("", item.workload, f" (x {item.runs})"))
             n = last
         else:
             n += 1
@@ -187,5 +204,15 @@ def plan_run(
 
 
 def suite_files(suite: Suite) -> int:
-    """Job files a plan checks: each step once (a round block's steps once)."""
-    return len(suite.all_steps())
+    """Job files a plan checks: each step once (a round block's steps once, a load sweep's
+    unlimited and first rate-limited step: :func:`ssdlab.runner.sweep_jobs`)."""
+    from ..runner import sweep_jobs
+    from ..suite import Rounds, Sweep
+
+    files = 0
+    for item in suite.steps:
+        if isinstance(item, Sweep):
+            files += len(sweep_jobs(item))
+        else:
+            files += len(item.steps) if isinstance(item, Rounds) else 1
+    return files

@@ -22,6 +22,14 @@ Figures = Annotated[
 Pdf = Annotated[
     bool, typer.Option("--pdf", help="Also print the report to PDF with the system Chromium.")
 ]
+Qos = Annotated[
+    str | None,
+    typer.Option(
+        "--qos",
+        help="Review: judge the steps against this QoS profile (a built-in name, see "
+        "'ssdlab qos profiles', or a profile file) in a QoS-targets section.",
+    ),
+]
 KeepNotebook = Annotated[
     bool,
     typer.Option(
@@ -44,6 +52,15 @@ def report(
         str | None,
         typer.Option(help="Comparison: the drive to highlight, by its label (default: the first)."),
     ] = None,
+    qos: Qos = None,
+    all_cells: Annotated[
+        bool,
+        typer.Option(
+            "--all-cells",
+            help="Comparison: also compare cells whose workload parameters differ (default: "
+            "like-for-like cells only).",
+        ),
+    ] = False,
     pdf: Pdf = False,
     figures: Figures = None,
     keep_notebook: KeepNotebook = False,
@@ -70,6 +87,8 @@ def report(
             )
         if subject is not None:
             raise InputError("--subject picks the drive of a comparison, not of a fleet's batch")
+        if all_cells:
+            raise InputError("--all-cells applies to a comparison of results directories")
         out_dir = output.with_suffix("") if output.suffix == ".html" else output
         if out_dir.resolve() == root.resolve():
             raise InputError(
@@ -90,6 +109,7 @@ def report(
             out_dir,
             jobs=None,
             title=title or fleet_title(root, dirs),
+            qos=qos,
             pdf=pdf,
             figures=figures,
             keep_notebook=keep_notebook,
@@ -100,7 +120,21 @@ def report(
             "--subject picks the highlighted drive of a comparison (give two or "
             "more results directories)"
         )
-    job = ReportJob(kind, tuple(results_dirs), output, title=title, subject=subject)
+    if all_cells and kind == "review":
+        raise InputError(
+            "--all-cells applies to a comparison (give two or more results directories)"
+        )
+    if qos is not None and kind == "comparison":
+        raise InputError("--qos judges one drive's review (give one results directory)")
+    job = ReportJob(
+        kind,
+        tuple(results_dirs),
+        output,
+        title=title,
+        subject=subject,
+        qos=qos,
+        like_for_like=not all_cells,
+    )
     outcome = render(job, pdf=pdf, figures_dir=figures)
     if not keep_notebook:
         discard_notebooks(output)
@@ -126,6 +160,7 @@ def batch(
         typer.Option("--jobs", "-j", help="Reports rendered at once (default: CPUs, at most 4)."),
     ] = None,
     title: Annotated[str | None, typer.Option(help="Title of the index page.")] = None,
+    qos: Qos = None,
     pdf: Pdf = False,
     figures: Figures = None,
     keep_notebook: KeepNotebook = False,
@@ -137,6 +172,7 @@ def batch(
         output,
         jobs=jobs,
         title=title,
+        qos=qos,
         pdf=pdf,
         figures=figures,
         keep_notebook=keep_notebook,
@@ -149,6 +185,7 @@ def _batch(
     *,
     jobs: int | None,
     title: str | None,
+    qos: str | None,
     pdf: bool,
     figures: Path | None,
     keep_notebook: bool,
@@ -191,6 +228,7 @@ def _batch(
             figures_dir=figures,
             title=title,
             on_done=on_done,
+            qos=qos,
         )
     index = result.index.job.output
     if not keep_notebook:

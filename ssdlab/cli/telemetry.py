@@ -1,5 +1,5 @@
 """Telemetry commands: ``smart show``/``smart import``, ``power attach``/``power show``,
-``endurance compare``."""
+``endurance compare``, ``endurance project``."""
 
 from __future__ import annotations
 
@@ -138,6 +138,28 @@ def smart_import(
         f"{plural(report.files, 'file')}",
     )
     print(out)
+
+
+@smart_app.command("report")
+def smart_report(
+    history: Annotated[Path, typer.Argument(help="A directory 'ssdlab smart import' wrote.")],
+    output: Annotated[Path, typer.Option("--output", "-o", help="HTML file to write.")] = Path(
+        "fleet-endurance.html"
+    ),
+    title: Annotated[str | None, typer.Option(help="Report title.")] = None,
+    keep_notebook: Annotated[
+        bool, typer.Option("--keep-notebook", help="Keep the executed notebook beside it.")
+    ] = False,
+) -> None:
+    """Render the fleet endurance report of a SMART history (WAF, wear rate, projected
+    wear-out, outliers and media errors by drive, model and firmware) as one offline HTML."""
+    from ..report.fleet_endurance import render_fleet_endurance
+    from ..report.notebooks import discard_notebooks
+
+    path = render_fleet_endurance(history, output, title=title)
+    if not keep_notebook:
+        discard_notebooks(path)
+    print(path)
 
 
 #: reader option -> the ``power attach`` option giving it
@@ -299,3 +321,90 @@ def endurance_compare(
     rows = [(step, *(_show(w.get(step), "") for w in by_step)) for step in steps]
     if rows:
         _print_table(["WAF per workload", *labels], rows)
+
+
+@endurance_app.command("project")
+def endurance_project(
+    results_dir: Annotated[Path, typer.Argument(help="Results directory.")],
+    drive: Annotated[
+        Path | None,
+        typer.Option(help="Drive file (TOML/YAML, see drive.toml); default: the results'."),
+    ] = None,
+    capacity: Annotated[
+        str | None, typer.Option(help="User capacity, decimal TB (3.84, 3840GB).")
+    ] = None,
+    rated_tbw: Annotated[str | None, typer.Option(help="Rated endurance (7000TB, 7PB).")] = None,
+    dwpd: Annotated[float | None, typer.Option(help="Rated drive writes per day.")] = None,
+    warranty_years: Annotated[
+        float | None, typer.Option(help="Warranty in years (default: the drive file's, else 5).")
+    ] = None,
+    pe_cycles: Annotated[float | None, typer.Option(help="Rated NAND P/E cycles.")] = None,
+    raw_capacity: Annotated[
+        str | None, typer.Option(help="Raw NAND capacity, decimal TB (4.9152).")
+    ] = None,
+    format: Annotated[Format, typer.Option("--format", "-f")] = Format.table,
+) -> None:
+    """Projected TBW and DWPD per source (rating, P/E cycles, wear used) and workload.
+
+    Options override the drive file; without either, SMART alone projects (5-year warranty).
+    """
+    from ..analysis.endurance import project_results
+
+    figures = project_results(
+        results_dir,
+        drive,
+        capacity=capacity,
+        rated_tbw=rated_tbw,
+        raw_capacity=raw_capacity,
+        dwpd=dwpd,
+        warranty_years=warranty_years,
+        pe_cycles=pe_cycles,
+    )
+    projected = figures.projections
+    if format is Format.json:
+        return _print_json(
+            {
+                "inputs": projected.inputs.to_dicts(),
+                "waf_by_workload": figures.workloads.to_dicts(),
+                "projections": projected.rows.to_dicts(),
+                "missing": projected.missing,
+            }
+        )
+    from ..tables import format_bytes, format_number
+
+    def shown(value: float | None, unit: str = "") -> str:
+        if value is None:
+            return "–"
+        return format_bytes(value) if unit == "bytes" else f"{format_number(value)} {unit}".strip()
+
+    _print_table(
+        ["Input", "Value", "From"],
+        [
+            (r["item"], shown(r["value"], r["unit"]), r["from"])
+            for r in projected.inputs.rows(named=True)
+        ],
+    )
+    if figures.workloads.height:
+        columns = {"host_bytes": "bytes", "nand_bytes": "bytes", "waf": "", "last_waf": ""}
+        _print_table(
+            ["Workload", "Steps", "Host written", "NAND written", "WAF", "WAF of last step"],
+            [
+                [r["workload"], str(r["steps"]), *(shown(r[c], u) for c, u in columns.items())]
+                for r in figures.workloads.rows(named=True)
+            ],
+        )
+    columns = {"waf": "", "tbw_bytes": "bytes", "dwpd": ""}
+    _print_table(
+        ["Source", "Workload", "WAF", "TBW", "DWPD", "Assumptions"],
+        [
+            [
+                r["source"],
+                r["workload"],
+                *(shown(r[c], u) for c, u in columns.items()),
+                r["assumptions"],
+            ]
+            for r in projected.rows.rows(named=True)
+        ],
+    )
+    for source, why in projected.missing.items():
+        stderr().print(f"{escape(source)}: not projected: {escape(why)}", highlight=False)

@@ -10,7 +10,7 @@ from typing import Protocol
 from ..console import plural
 from ..execute import RunInterrupted
 from ..manifest import StepRecord
-from ..suite import Rounds, Step, Suite
+from ..suite import Rounds, Step, Suite, Sweep
 
 
 class FleetDisplay(Protocol):
@@ -33,9 +33,13 @@ class SuiteOrder:
             self._position[(None, item.name)] = i
             if isinstance(item, Rounds):
                 self._position |= {(item.name, s.name): j for j, s in enumerate(item.steps)}
+            if isinstance(item, Sweep):
+                self._position |= {(item.name, n): j for j, n in enumerate(item.names)}
 
     def __call__(self, name: str, block: str | None, round_no: int | None) -> tuple[int, int, int]:
         last = len(self._position)
+        if block is not None and round_no is None and (block, name) in self._position:
+            return self._position.get((None, block), last), 0, self._position[(block, name)]
         if block is None or round_no is None:
             return self._position.get((None, name), last), 0, 0
         sub = name.removeprefix(f"{block}-r{round_no:02d}-")
@@ -52,6 +56,8 @@ class SuiteOrder:
         if item < len(self._items) and isinstance(block := self._items[item], Rounds):
             before += max(0, round_no - 1) * block.round_s
             before += sum(s.planned_s for s in block.steps[:sub])
+        if item < len(self._items) and isinstance(sweep := self._items[item], Sweep):
+            before += sub * sweep.workload.planned_s
         return before
 
     def label(self, record: StepRecord) -> str:

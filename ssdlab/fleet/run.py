@@ -30,8 +30,11 @@ overruns its planned time by ``grace_s`` is stopped and marked failed.
 What the user sees: the gate starts each step on the fleet's display at its place in the
 suite (round blocks planned at their most rounds) and counts the hosts still running it; each
 host's results and round verdicts are lines prefixed with the host. fio's client prints no
-status line while it writes JSON (its ETA display is skipped for JSON output), so a step's
-progress is its time run against its planned time, not fio's own ETA or live rates.
+status line while it writes JSON (its ETA display is skipped for JSON output, also with
+``--eta=always`` or ``--output-format=json+,normal``), and ``--status-interval`` in client
+mode only adds each interval's job entries to the one JSON document printed at the end (not
+live, and they would count every job again), so a step's progress is its time run against
+its planned time and the hosts still running it, not fio's own ETA or live rates.
 """
 
 from __future__ import annotations
@@ -54,7 +57,7 @@ from ..manifest import Manifest, TargetInfo, now
 from ..progress import RunDisplay
 from ..runner import OnError, SuiteSteps, check_job_files, default_file_size
 from ..session import guard_run, open_manifest, stamp, target_differences
-from ..suite import Rounds, Step, Suite
+from ..suite import Rounds, Step, Suite, Sweep
 from ..sysinfo import HostInfo
 from .client import Clients, FioClient
 from .gate import Gate, SuiteOrder
@@ -80,6 +83,8 @@ def _with_filesize(suite: Suite, size_bytes: int) -> Suite:
     items = [
         item.model_copy(update={"steps": [sized(s) for s in item.steps]})
         if isinstance(item, Rounds)
+        else item.model_copy(update={"workload": sized(item.workload)})
+        if isinstance(item, Sweep)
         else sized(item)
         for item in suite.steps
     ]

@@ -8,10 +8,16 @@ recognised as one of them from its first bytes (:func:`sniff`, used by the impor
 
 from __future__ import annotations
 
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
 from ..formats import Format, Probe
-from .fio_hist import GROUPS, read_fio_hist_log
+from .fio_bins import GROUPS
 from .fio_json import read_fio_json
 from .fio_log import LOG_ROW, read_fio_log
+
+if TYPE_CHECKING:
+    import polars as pl
 
 SNIFF_BYTES = 8192
 HIST_MIN_COLUMNS = 3 + GROUPS[2]  # the coarsest histogram log (fio 2.x, coarseness 6)
@@ -30,5 +36,15 @@ def sniff(data: bytes) -> str | None:
 
 FIO_JSON = Format("fio_json", "fio", read_fio_json, lambda p: sniff(p.raw) == "json")
 FIO_LOG = Format("fio_log", "fio", read_fio_log, lambda p: sniff(p.raw) == "log")
+
+
+def read_fio_hist_log(path: str | Path) -> tuple[pl.DataFrame, dict[str, Any]]:
+    """:func:`ssdlab.io.fio_hist.read_fio_hist_log`, imported when first read: it needs
+    numpy, which recognising files (:func:`sniff`, the importer) does not."""
+    from .fio_hist import read_fio_hist_log as read
+
+    return read(path)
+
+
 FIO_HIST_LOG = Format("fio_hist_log", "fio", read_fio_hist_log, lambda p: sniff(p.raw) == "hist")
 __all__ = ["FIO_HIST_LOG", "FIO_JSON", "FIO_LOG", "Probe", "sniff"]

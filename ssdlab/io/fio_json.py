@@ -20,13 +20,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import numpy as np
 import polars as pl
 
 from ..errors import InputError
 from ..units import parse_size, percentile_name
 from ..vocab import DIRECTIONS, RW_DIRECTIONS, base_rw
-from .fio_hist import plat_idx_to_val
+from .fio_bins import GROUPS, PLAT_VAL
 from .text import json_error, read_bytes
 
 #: fio's default percentile list, as canonical column suffixes (99.9 -> ``p99_9``).
@@ -61,7 +60,7 @@ class FioJson:
 _OBJECT_START = re.compile(r"^\{", re.MULTILINE)
 INT64_MAX = 2**63 - 1
 #: json+ bins of fio 2.2.12-2.19 are indices of its 19 x 64 microsecond bins
-_V2_BINS = 19 * 64
+_V2_BINS = GROUPS[2] * PLAT_VAL
 
 
 def _decode_objects(text: str, path: Path) -> list[dict[str, Any]]:
@@ -221,6 +220,12 @@ def _bins(bins: dict[str, Any], scale: float, index_keys: bool, where: str) -> t
     latency >= 0 (no index of the 1216 bins in 2.x) or a count that is no 64-bit integer >= 0
     rejects the file (checked on whole arrays; :func:`_bad_bin` names the culprit)."""
     keys = [k for k in bins if not k.startswith("FIO_IO_U_PLAT_")]
+    if not keys:  # plain JSON (not json+): no bins, and no need of numpy
+        return None
+    import numpy as np  # here: numpy takes a tenth of a second to import; plain JSON needs none
+
+    from .fio_hist import plat_idx_to_val
+
     raw = [bins[k] for k in keys]
     try:
         if not all(type(v) is int for v in raw):
@@ -566,7 +571,7 @@ def fio_frames(results: list[FioRows], ids: list[dict[str, Any]] | None = None) 
     def frame(attr: str, schema: dict[str, Any] | None) -> pl.DataFrame:
         data = [row for res in results for row in getattr(res, attr)]
         out = pl.DataFrame(data, schema=schema, infer_schema_length=None)
-        owner = np.repeat(np.arange(len(results)), [len(getattr(r, attr)) for r in results])
+        owner = [n for n, res in enumerate(results) for _ in getattr(res, attr)]
         return with_ids(out, owner)
 
     def bins() -> pl.DataFrame:
@@ -574,6 +579,8 @@ def fio_frames(results: list[FioRows], ids: list[dict[str, Any]] | None = None) 
         schema = {"owner": pl.Int64} | _BIN_SCHEMA
         if not chunks:
             return with_ids(pl.DataFrame(schema=schema), []).drop("owner")
+        import numpy as np  # json+ only (its bins are numpy arrays: numpy is imported)
+
         heads = pl.DataFrame([c[:4] for c in chunks], schema=list(schema)[:4], orient="row")
         rows = np.repeat(np.arange(len(chunks)), [len(c[4]) for c in chunks])
         out = heads[rows].with_columns(

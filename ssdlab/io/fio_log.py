@@ -26,7 +26,6 @@ from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
-import numpy as np
 import polars as pl
 
 from ..errors import InputError
@@ -322,7 +321,10 @@ class LogBatch:
                     if (one := self._one(i, blob, schema, keep)) is not None:
                         frames.append(one)
                 continue
-            file_col = pl.Series("file", np.repeat(np.array(ids, dtype=np.int64), counts))
+            # each file's index on each of its rows (polars: numpy not needed); every file
+            # added holds a row, so no list is empty (which explode would make a null)
+            file_col = pl.lit(pl.Series("file", ids, dtype=pl.Int64)).repeat_by(pl.Series(counts))
+            file_col = file_col.explode()
             frames.append(frame.with_columns(file_col))
         if not frames:
             return pl.DataFrame(schema={"file": pl.Int64, "time_ms": pl.Int64})

@@ -15,8 +15,6 @@ import tomllib
 from pathlib import Path
 from typing import Any
 
-import yaml
-
 from ..errors import InputError
 
 #: The largest TOML/YAML file :func:`read_mapping` takes (suites and drive specs are a few KB).
@@ -62,6 +60,8 @@ def read_text(path: Path, what: str = "a text file") -> str:
 def _check_yaml_events(text: str, path: Path) -> None:
     """Refuse YAML aliases and nesting deeper than :data:`MAX_DEPTH`, stopping at the first
     (PyYAML takes seconds per thousand levels, so depth is judged before it builds anything)."""
+    import yaml
+
     depth = 0
     for event in yaml.parse(text, Loader=yaml.SafeLoader):
         if isinstance(event, yaml.AliasEvent):
@@ -82,6 +82,8 @@ def read_mapping(path: Path, what: str) -> dict[str, Any]:
     anything else: unreadable, larger than :data:`MAX_MAPPING_BYTES`, not UTF-8, not valid,
     YAML aliases, nesting too deep, or not a mapping. ``what`` names the file's kind in
     messages (``"suite file"``)."""
+    import yaml  # here: most commands read no mapping, and PyYAML takes ~40 ms to import
+
     kind = path.suffix.lstrip(".").upper().replace("YML", "YAML")
     if kind not in ("TOML", "YAML"):
         raise InputError(f"{path}: {what}s are .toml, .yaml or .yml")

@@ -27,7 +27,13 @@ from ..resources import notebook_path
 from ..review import index as index_sections
 from ..review.compare import display_names
 from . import render_report
-from .notebooks import comparison_title, render_comparison, render_review, review_title
+from .notebooks import (
+    comparison_title,
+    qos_parameter,
+    render_comparison,
+    render_review,
+    review_title,
+)
 
 INDEX = "index.html"
 COMPARISON = "comparison"
@@ -43,6 +49,9 @@ class ReportJob:
     output: Path
     title: str | None = None
     subject: str | None = None
+    #: a review's QoS profile (built-in name or file); a comparison's like-for-like rule
+    qos: str | None = None
+    like_for_like: bool = True
 
     @property
     def name(self) -> str:
@@ -92,8 +101,14 @@ class ReportOutcome:
 
 def _render_html(job: ReportJob) -> Path:
     if job.kind == "review":
-        return render_review(job.inputs[0], job.output, title=job.title)
-    return render_comparison(list(job.inputs), job.output, title=job.title, subject=job.subject)
+        return render_review(job.inputs[0], job.output, title=job.title, qos=job.qos)
+    return render_comparison(
+        list(job.inputs),
+        job.output,
+        title=job.title,
+        subject=job.subject,
+        like_for_like=job.like_for_like,
+    )
 
 
 def render(job: ReportJob, *, pdf: bool = False, figures_dir: Path | None = None) -> ReportOutcome:
@@ -159,18 +174,23 @@ def run_batch(
     figures_dir: Path | None = None,
     title: str | None = None,
     on_done: Callable[[ReportOutcome, int], None] | None = None,
+    qos: str | None = None,
 ) -> BatchResult:
     """Review every results directory under ``root``, compare the ones that rendered, and
     write ``out_dir/index.html``. ``jobs`` bounds the worker processes; ``on_done(outcome,
-    total)`` reports progress (``total`` counts the comparison and the index)."""
+    total)`` reports progress (``total`` counts the comparison and the index); ``qos``
+    judges every review against that QoS profile."""
     if jobs < 1:
         raise InputError("--jobs must be at least 1")
+    qos = qos_parameter(qos)  # a bad profile fails here, not in every review
     dirs = find_results(root, exclude=(out_dir,))
     if not dirs:
         raise InputError(f"{root}: no ssdlab results directory found (no {MANIFEST} below it)")
     out_dir.mkdir(parents=True, exist_ok=True)
     reviews = [
-        ReportJob("review", (d,), out_dir / f"{_slug(d, root)}.html", title=_review_title(d))
+        ReportJob(
+            "review", (d,), out_dir / f"{_slug(d, root)}.html", title=_review_title(d), qos=qos
+        )
         for d in dirs
     ]
     total = len(reviews) + (len(reviews) >= 2) + 1

@@ -219,10 +219,12 @@ def network_requests(html_path: Path | str, *, timeout_s: float = TIMEOUT_S) -> 
 
 
 #: what :func:`layout_problems` runs in each page: text that overflows its box, tables wider
-#: than the page outside a scroll container, and sections (h2) that show nothing
+#: than the page outside a scroll container, charts drawn without a data mark, and sections
+#: (h2) that show nothing
 LAYOUT_CHECK = r"""
 function ssdlabLayout(doc) {
-  const win = doc.defaultView, out = {overflows: [], wide: [], scrolled: [], sections: []};
+  const win = doc.defaultView,
+    out = {overflows: [], wide: [], scrolled: [], empty: [], sections: []};
   const page = doc.documentElement.clientWidth;
   const scrolls = (el) => ["auto", "scroll"].includes(win.getComputedStyle(el).overflowX);
   const inScroller = (el) => {
@@ -254,6 +256,9 @@ function ssdlabLayout(doc) {
     else if (!scroller && (box.right > page + 1 || box.left < -1))
       out.wide.push({text: text(table), width: Math.round(box.width), page: page});
   }
+  for (const svg of doc.querySelectorAll(".ssdlab-main .ssdlab-chart svg.marks"))
+    if (!svg.querySelector("g.role-mark > *"))  // Vega draws data marks in role-mark groups
+      out.empty.push({text: text(svg.querySelector(".role-title") || svg)});
   let current = null;
   const shown = ".ssdlab-main :is(h2, .ssdlab-missing, .ssdlab-findings li, " +
     ".ssdlab-chart svg.marks, .ssdlab-chart img, table tbody tr)";
@@ -277,7 +282,8 @@ def layout_problems(
 ) -> list[dict[str, Any]]:
     """Load every page in one headless Chromium at ``width`` px (each in a frame of the same
     probe page) after its charts are drawn, and report per page what :data:`LAYOUT_CHECK`
-    finds: ``overflows``, ``wide`` tables, ``scrolled`` tables and ``sections``."""
+    finds: ``overflows``, ``wide`` tables, ``scrolled`` tables, ``empty`` charts and
+    ``sections``."""
     urls = [_url(p) for p in html_paths]
     with _profile() as profile:
         probe = profile / "layout.html"

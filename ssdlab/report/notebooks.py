@@ -39,11 +39,26 @@ def comparison_title(names: Sequence[str]) -> str:
     return " vs ".join(names) if len(names) <= 3 else f"{len(names)} drives compared"
 
 
-def render_review(results_dir: Path, output: Path, *, title: str | None = None) -> Path:
-    """Execute the review notebook on ``results_dir`` and write one offline HTML file."""
+def qos_parameter(qos: str | Path | None) -> str | None:
+    """A review's ``qos`` parameter: a built-in profile's name, or a profile file's absolute
+    path (the notebook runs in another directory); checked before a kernel starts."""
+    if qos is None:
+        return None
+    from ..qos import load_profile
+
+    load_profile(qos)  # InputError naming the file and key
+    path = Path(qos)
+    return str(path.resolve()) if path.is_file() else str(qos)
+
+
+def render_review(
+    results_dir: Path, output: Path, *, title: str | None = None, qos: str | Path | None = None
+) -> Path:
+    """Execute the review notebook on ``results_dir`` and write one offline HTML file;
+    ``qos`` (a built-in QoS profile or a profile file) adds the QoS-targets verdicts."""
     manifest = Manifest.load(results_dir)  # fail fast, before a kernel starts
     title = title or review_title(manifest)
-    params = {"results_dir": str(results_dir.resolve()), "title": title}
+    params = {"results_dir": str(results_dir.resolve()), "title": title, "qos": qos_parameter(qos)}
     return render_report(notebook_path(drive.NOTEBOOK), params, output, title=title)
 
 
@@ -53,8 +68,10 @@ def render_comparison(
     *,
     title: str | None = None,
     subject: str | None = None,
+    like_for_like: bool = True,
 ) -> Path:
-    """Execute the comparison notebook on several results directories; one offline HTML."""
+    """Execute the comparison notebook on several results directories; one offline HTML.
+    ``like_for_like=False`` also compares cells whose workload parameters differ."""
     if len(results_dirs) < 2:
         raise InputError("a comparison needs two or more results directories")
     names = compare.display_names([Manifest.load(d) for d in results_dirs])  # fail fast
@@ -64,5 +81,6 @@ def render_comparison(
         "results_dirs": [str(d.resolve()) for d in results_dirs],
         "title": title,
         "subject": subject,
+        "like_for_like": like_for_like,
     }
     return render_report(notebook_path(compare.NOTEBOOK), params, output, title=title)

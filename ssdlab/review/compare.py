@@ -25,7 +25,10 @@ from ..analysis.latency import percentile_curves
 from ..errors import InputError
 from ..manifest import Manifest
 from ..results import Results, load
-from ..tables import format_bytes
+from ..tables import UNKNOWN, format_bytes
+from . import endurance as endurance_views
+from . import latency as latency_views
+from . import load as load_views
 from .section import Registry, Section, table
 
 NOTEBOOK = "drive_comparison"
@@ -151,7 +154,7 @@ def compare_drives_section(cmp: Comparison) -> Section:
             else ", ".join(results.summary["hostname"].drop_nulls().unique().sort().to_list())
             if "hostname" in results.summary.columns
             else None
-        )
+        ) or UNKNOWN
         rows.append(
             (
                 name + (" (subject)" if name == cmp.subject else ""),
@@ -361,6 +364,11 @@ def compare_latency_section(cmp: Comparison) -> Section:
     return Section(sentences, parts)
 
 
+compare_load_section = SECTIONS(load_views.compare_load_section)
+compare_exceedance_section = SECTIONS(latency_views.compare_exceedance_section)
+compare_latency_over_time_section = SECTIONS(latency_views.compare_latency_over_time_section)
+
+
 @SECTIONS
 def compare_other_section(cmp: Comparison) -> Section:
     """Single-point tests (no sweep) ranked."""
@@ -408,3 +416,6 @@ def compare_act_endurance_section(cmp: Comparison) -> Section:
     act_scores, exceedances = cmp.analysis.act
     sentences = findings.act_comparison(act_scores, exceedances)
     return Section(sentences + waf_sentences, [cmp.ranked(t) for t in (*act_tests, *waf_tests)])
+
+
+compare_endurance_section = SECTIONS(endurance_views.compare_endurance_section)

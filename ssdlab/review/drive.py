@@ -14,18 +14,22 @@ import polars as pl
 from .. import charts, findings
 from ..act.latency import ACT_LIMITS
 from ..analysis.drive import DriveAnalysis
+from ..analysis.endurance import jesd219_steps
 from ..analysis.pts import wsat_steps
 from ..analysis.tails import MIN_CONSISTENCY_WINDOWS
 from ..tables import (
     drive_facts,
     format_bytes,
     format_duration,
-    format_number,
+    percentile_cells,
     run_facts,
     summary_view,
 )
 from ..units import MB, bs_label
-from . import pts
+from . import endurance as endurance_views
+from . import latency as latency_views
+from . import load as load_views
+from . import pts, qos, recovery, repeats
 from .section import Registry, Section, table
 
 NOTEBOOK = "drive_review"
@@ -45,7 +49,8 @@ def setup_section(drive: DriveAnalysis) -> Section:
     sentences = []
     # a write-saturation step writes whole capacities like a fill, but it is a test
     saturation = set(wsat_steps(drive.steps, manifest)["step_index"].to_list())
-    fills = drive.fills - saturation
+    # so do the segments of the JESD219 endurance workload
+    fills = drive.fills - saturation - jesd219_steps(manifest)
     if fills:
         filled = (
             drive.steps.filter(pl.col("step_index").is_in(list(fills)))
@@ -95,6 +100,10 @@ def pts_results_section(drive: DriveAnalysis) -> Section:
     return pts.results(drive)
 
 
+hir_section = SECTIONS(recovery.hir_section)
+xsr_section = SECTIONS(recovery.xsr_section)
+
+
 @SECTIONS
 def consistency_section(drive: DriveAnalysis) -> Section:
     """Per-second IOPS of long random-write runs on log and linear axes, and the tail score."""
@@ -140,6 +149,9 @@ def consistency_section(drive: DriveAnalysis) -> Section:
     )
     parts.append(table(score, "Tail score (last quarter of each run, at most 400 s)"))
     return Section(sentences, parts)
+
+
+fill_section = SECTIONS(recovery.fill_section)
 
 
 @SECTIONS
@@ -240,22 +252,30 @@ def sequential_mix_section(drive: DriveAnalysis) -> Section:
 def latency_section(drive: DriveAnalysis) -> Section:
     """Latency percentile curves from the histograms and the mean/p99/p99.99/max table."""
     if not drive.classified.height:
+        if wsat_steps(drive.steps, drive.results.manifest).height:
+            return Section(
+                missing="No latency figures: write saturation, the run's only measured step, "
+                "is shown in SNIA PTS results."
+            )
         return Section(missing="No latency figures: the run has no measured read or write step.")
     chosen, curves = drive.qos, drive.percentiles
     parts: list[Any] = []
     if curves is not None and curves.height:
         parts.append(charts.latency_percentiles(curves, chosen["series"].to_list()))
+    ios = pl.col("io_bytes") / pl.col("bs_bytes")
+    shown = {"p50": 50.0, "p99": 99.0, "p99.9": 99.9, "p99.99": 99.99}
     view = chosen.select(
         pl.col("series").alias("Workload"),
         pl.col("iops").alias("IOPS"),
         (pl.col("clat_mean_ns") / 1e3).alias("Mean µs"),
-        (pl.col("clat_p50_ns") / 1e3).alias("p50 µs"),
-        (pl.col("clat_p99_ns") / 1e3).alias("p99 µs"),
-        (pl.col("clat_p99_9_ns") / 1e3).alias("p99.9 µs"),
-        (pl.col("clat_p99_99_ns") / 1e3).alias("p99.99 µs"),
+        *(
+            percentile_cells(f"clat_{name.replace('.', '_')}_ns", p, ios).alias(name)
+            for name, p in shown.items()
+        ),
         (pl.col("clat_max_ns") / 1e3).alias("Max µs"),
     )
-    parts.append(table(view, "Completion latency (fio's percentiles)"))
+    caption = "Completion latency (fio's percentiles)"
+    parts.append(table(view, caption, numeric=tuple(shown)))
     sentences = findings.latency_qos(chosen)
     if curves is None or not curves.height:
         sentences.append(
@@ -263,6 +283,24 @@ def latency_section(drive: DriveAnalysis) -> Section:
             "(run fio with --output-format=json+)."
         )
     return Section(sentences, parts)
+
+
+latency_over_time_section = SECTIONS(latency_views.latency_over_time_section)
+exceedance_section = SECTIONS(latency_views.exceedance_section)
+load_section = SECTIONS(load_views.load_section)
+dirth_section = SECTIONS(load_views.dirth_section)
+
+
+@SECTIONS
+def qos_targets_section(review: qos.QosReview | DriveAnalysis) -> Section:
+    """The steps judged against the review's QoS profile (:func:`.qos.qos_section`; the
+    subject pairs the run with its profile); one line for a run given none."""
+    if isinstance(review, DriveAnalysis):
+        review = qos.QosReview(review)
+    return qos.qos_section(review.drive, review.profile)
+
+
+repeatability_section = SECTIONS(repeats.repeatability_section)
 
 
 @SECTIONS
@@ -328,67 +366,7 @@ def act_section(drive: DriveAnalysis) -> Section:
     return Section(findings.act(trials), parts)
 
 
-@SECTIONS
-def endurance_section(drive: DriveAnalysis) -> Section:
-    """Write amplification per step and over the run, SMART wear, endurance projections."""
-    waf, smart, endurance = drive.results.waf, drive.results.smart, drive.results.endurance
-    if not (waf.height or smart.height or endurance.height):
-        return Section(
-            missing="No endurance data: no SMART snapshots were taken around the steps, so "
-            "write amplification and wear are unknown."
-        )
-    parts: list[Any] = []
-    if waf.height:
-        parts.append(charts.waf(waf.sort("step_index")))
-        parts.append(
-            table(
-                waf.sort("step_index").select(
-                    pl.col("step").alias("Step"),
-                    (pl.col("host_bytes") / 1e9).alias("Host GB"),
-                    (pl.col("nand_bytes") / 1e9).alias("NAND GB"),
-                    pl.col("waf").alias("WAF"),
-                    pl.col("cumulative_waf").alias("Cumulative WAF"),
-                ),
-                "Write amplification per step",
-            )
-        )
-    if smart.height:
-        columns = {
-            "step": "Step",
-            "phase": "Phase",
-            "host_bytes_written": "Host written",
-            "nand_bytes_written": "NAND written",
-            "percent_used": "% used",
-            "temperature_c": "°C",
-            "power_on_hours": "Power-on h",
-            "media_errors": "Media errors",
-        }
-        present = [c for c in columns if c in smart.columns]
-        view = smart.sort("step_index").select(
-            pl.col(c).map_elements(format_bytes, return_dtype=pl.String).alias(columns[c])
-            if c.endswith("_bytes_written")
-            else pl.col(c).alias(columns[c])
-            for c in present
-        )
-        parts.append(
-            table(
-                view, "SMART before and after each step", numeric=("Host written", "NAND written")
-            )
-        )
-    if endurance.height:
-        in_bytes = pl.col("unit") == "bytes"
-        view = endurance.select(
-            pl.col("item").alias("Item"),
-            pl.when(in_bytes)
-            .then(pl.col("value").map_elements(format_bytes, return_dtype=pl.String))
-            .otherwise(pl.col("value").map_elements(format_number, return_dtype=pl.String))
-            .alias("Value"),
-            pl.when(in_bytes).then(pl.lit("")).otherwise(pl.col("unit")).alias("Unit"),
-        )
-        parts.append(
-            table(view, "Endurance: rating and what the SMART counters imply", numeric=("Value",))
-        )
-    return Section(findings.endurance(waf, endurance), parts)
+endurance_section = SECTIONS(endurance_views.endurance_section)
 
 
 @SECTIONS
@@ -413,6 +391,13 @@ KEY_FINDINGS = (
     random_mix_section,
     sequential_mix_section,
     latency_section,
+    latency_over_time_section,
+    load_section,
+    dirth_section,
+    hir_section,
+    xsr_section,
+    fill_section,
+    repeatability_section,
     power_section,
     act_section,
     endurance_section,

@@ -32,6 +32,7 @@ from ..analysis.pts import (
     write_saturation,
 )
 from ..analysis.steady_state import SteadyState
+from ..console import plural
 from ..phrases import parse_qd, qd_phrase, rephrase, workload_phrase
 from ..tables import (
     format_bw,
@@ -417,8 +418,9 @@ def _five_nines_notes(results: pl.DataFrame) -> list[str]:
     capped = results.filter(pl.col("p99_999_capped"))
     if capped.height:
         notes.append(
-            f"fio's histogram bins lie up to 1.6 % above their samples: {capped.height} "
-            "99.999 % figure(s) above the slowest completion are shown as that completion."
+            "fio's histogram bins lie up to 1.6 % above their samples, so where the 99.999 % "
+            f"figure lay above the slowest completion ({plural(capped.height, 'cell')}), the "
+            "slowest completion is shown."
         )
     if (results["p99_999_from"] == "fio").any():
         notes.append("Without json+ bins, a 99.999 % figure is the highest of the window's rounds.")
@@ -482,7 +484,7 @@ def _saturation(ws: WriteSaturation) -> tuple[list[str], list[Any]]:
     ]
     written = format_bytes(ws.io_bytes)
     times = f" ({format_number(ws.written_fills)}x the capacity)" if ws.written_fills else ""
-    done = f"Write saturation ({rephrase(ws.workload)}): {written}{times} written in "
+    done = f"Write saturation, {rephrase(ws.workload)}: {written}{times} written in "
     if spans.is_empty():  # too short for one whole log window
         return [f"{done}{format_duration(ws.runtime_s)}; no log window to average."], parts
     first, last = spans.row(0, named=True), spans.row(-1, named=True)

@@ -5,7 +5,8 @@ Each builder is ``(context) -> pl.DataFrame`` over the steps ``ssdlab.load`` loa
 run without such data (a file target, no ``--power``, an import) gives an empty frame with
 the columns below. Units follow the column names.
 
-- ``smart``: one row per step and phase ("before"/"after") with a SMART snapshot.
+- ``smart``: one row per step and phase ("before"/"after") with a SMART snapshot
+  (:data:`SMART_FIELDS`; ``capacity_bytes`` is the user capacity).
 - ``waf``: per step with both snapshots, the host and NAND bytes written during it and their
   ratio; ``cumulative_*`` run from the run's first snapshot to the step's "after" snapshot,
   so what the drive writes between steps (garbage collection) counts.
@@ -55,6 +56,8 @@ SMART_FIELDS = {
     "host_bytes_written": pl.Int64,
     "nand_bytes_written": pl.Int64,
     "percent_used": pl.Int64,
+    "average_erase_count": pl.Int64,
+    "capacity_bytes": pl.Int64,
     "temperature_c": pl.Float64,
     "power_on_hours": pl.Int64,
     "media_errors": pl.Int64,

@@ -3,7 +3,7 @@
 :func:`import_smart_history` walks the trees it is given and recognises every regular file by
 its content with the SMART formats of :mod:`ssdlab.formats` (smartctl ``-j`` of any 7.x,
 nvme-cli ``smart-log``, ``id-ctrl``, OCP ``smart-add-log``, Intel ``smart-log-add``,
-smartctl_exporter dumps, plug-ins). A drive is its model + serial (+ namespace).
+smartctl_exporter dumps, plug-ins).
 
 Snapshots. A capture naming its drive (smartctl, a dump's ``smartctl_device`` line) is one
 snapshot. Captures that do not (``nvme smart-log``, OCP, Intel) take the drive named in
@@ -13,7 +13,16 @@ capture of a directory is of a different format, they were taken together and ar
 into one snapshot (:func:`~ssdlab.telemetry.snapshot.merge_records` says which file gives
 which field); otherwise each capture is a snapshot of its own. So both layouts work:
 ``host/serial/day.json`` (smartctl) and ``serial/id-ctrl.json`` + ``serial/day/{smart-log,
-ocp}.json`` (nvme-cli). A drive seen through another namespace device is another history.
+ocp}.json`` (nvme-cli). When a directory holds several captures of each format (no folder per
+snapshot), the k-th capture of each format in time order (the capture's time, else its
+modification time) make the k-th snapshot, provided every format holding counters has the
+same number of captures (and each other format, an ``id-ctrl``, one).
+
+A drive is its model + serial, whichever device read it: the SMART / health log is the
+controller's, the same through ``/dev/nvme0`` and ``/dev/nvme0n1`` (``namespace`` says which
+namespace device a capture read, null for the controller). Two captures of one drive with
+the same capture time (its namespaces read at once) are one snapshot: the first by
+namespace is kept.
 
 Time. A snapshot's ``time`` is the capture's own (smartctl's ``local_time.time_t``, a
 Prometheus sample's timestamp), else the file's modification time; ``time_source`` says
@@ -70,7 +79,7 @@ RECORD = "smart_history.json"
 MAX_CAPTURE_BYTES = PROBE_JSON_MAX_BYTES
 CHUNK_ROWS = 100_000
 INT64_MAX = 2**63 - 1
-DRIVE_KEYS = ("model", "serial", "namespace")
+DRIVE_KEYS = ("model", "serial")
 #: frame column -> SmartRecord field
 FIELDS = {
     "firmware": "firmware",
@@ -221,15 +230,16 @@ class _History:
             for path, _, _ in anonymous:
                 self.skip(path, f"no model or serial, and its directory has {why}")
             anonymous = []
-        together = named + anonymous
-        if anonymous and len({rec.source for _, rec, _ in together}) == len(together):
-            record = merge_records({path: rec for path, rec, _ in together}, directory)
-            sources = "+".join(sorted({rec.source for _, rec, _ in together}))
-            mtime = max(m for _, _, m in together)
-            self.add(_Snapshot(_named(record, ident), directory, mtime, sources))
+        groups = _taken_together(named + anonymous) if anonymous else None
+        if groups is not None:
+            for group in groups:
+                record = merge_records({path: rec for path, rec, _ in group}, directory)
+                sources = "+".join(sorted({rec.source for _, rec, _ in group}))
+                mtime = max(m for _, _, m in group)
+                self.add(_Snapshot(_named(record, ident), directory, mtime, sources))
             return
         for path, rec, mtime in named:
-            if any(getattr(rec, f) is not None for f in _DATA_FIELDS):
+            if _has_data(rec):
                 self.add(_Snapshot(rec, path, mtime, rec.source))
         for path, rec, mtime in anonymous:
             self.add(_Snapshot(_named(rec, ident), path, mtime, rec.source))
@@ -267,6 +277,36 @@ class _History:
         return history_frame(frame)
 
 
+Capture = tuple[str, SmartRecord, float]  # path, record, mtime
+
+
+def _has_data(record: SmartRecord) -> bool:
+    return any(getattr(record, f) is not None for f in _DATA_FIELDS)
+
+
+def _taken_together(captures: list[Capture]) -> list[list[Capture]] | None:
+    """The snapshots a directory's captures make when they were taken together, each a list
+    of captures to merge; None when they were not: the k-th capture of each format by time,
+    when every format holding data has the same number of captures (one, or several of two
+    or more such formats) and every other format one."""
+    by_source: dict[str, list[Capture]] = {}
+    for capture in sorted(captures, key=lambda c: (_capture_time(c), c[0])):
+        by_source.setdefault(capture[1].source, []).append(capture)
+    data = {s for s, items in by_source.items() if any(_has_data(c[1]) for c in items)}
+    counts = {len(by_source[s]) for s in data}
+    if len(counts) != 1 or any(len(by_source[s]) != 1 for s in by_source.keys() - data):
+        return None
+    (n,) = counts
+    if n > 1 and len(data) < 2:
+        return None  # one format's captures: each its own snapshot
+    return [[items[k if s in data else 0] for s, items in by_source.items()] for k in range(n)]
+
+
+def _capture_time(capture: Capture) -> float:
+    _, record, mtime = capture
+    return record.captured_s if record.captured_s is not None else mtime
+
+
 def _named(record: SmartRecord, ident: SmartRecord | None) -> SmartRecord:
     """``record`` with the identity fields it lacks taken from ``ident``."""
     if ident is None:
@@ -294,7 +334,16 @@ def history_frame(snapshots: pl.DataFrame) -> pl.DataFrame:
     def delta(column: str) -> pl.Expr:
         return pl.col(column) - pl.col(column).shift(1).over(keys)
 
-    frame = snapshots.sort([*keys, "time_s"], nulls_last=True).with_columns(
+    repeated = (
+        (pl.col("time_source") == "capture")
+        & (pl.col("time_source").shift(1).over(keys) == "capture")
+        & (pl.col("time_s") == pl.col("time_s").shift(1).over(keys))
+    )
+    frame = (
+        snapshots.sort([*keys, "time_s", "namespace", "path"], nulls_last=True).filter(
+            ~repeated.fill_null(False)
+        )
+    ).with_columns(
         time=pl.from_epoch(
             (pl.col("time_s") * 1e6).round().cast(pl.Int64), "us"
         ).dt.replace_time_zone("UTC"),
@@ -313,6 +362,26 @@ def history_frame(snapshots: pl.DataFrame) -> pl.DataFrame:
             _ratio(pl.col("nand_pages_written"), pl.col("host_pages_written")),
         ),
     ).select(list(SCHEMA))
+
+
+def scan_smart_history(directory: Path | str) -> pl.LazyFrame:
+    """The ``smart_history`` frame of a directory :func:`import_smart_history` wrote, lazily;
+    InputError naming the directory when it holds none."""
+    directory = Path(directory)
+    path = directory / "frames" / f"{FRAME}.parquet"
+    if not (directory / RECORD).is_file() or not path.is_file():
+        raise InputError(
+            f"{directory}: not a SMART history (no {RECORD} and frames/{FRAME}.parquet; "
+            "make one with ssdlab smart import)"
+        )
+    try:
+        schema = pl.read_parquet_schema(path)
+    except (OSError, pl.exceptions.PolarsError) as exc:
+        raise InputError(f"{path}: not a readable Parquet file ({exc})") from None
+    missing = [name for name in SCHEMA if name not in schema]
+    if missing:
+        raise InputError(f"{path}: not a {FRAME} frame: no {', '.join(missing)}")
+    return pl.scan_parquet(path)
 
 
 def import_smart_history(

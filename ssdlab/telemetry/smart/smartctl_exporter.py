@@ -11,8 +11,9 @@ Units: ``smartctl_device_bytes_written``/``_read`` and ``_capacity_bytes`` bytes
 (read as whole hours), ``_percentage_used`` and ``_available_spare`` percent. ATA attributes
 (``smartctl_device_attribute``, raw and normalized values) are read as :mod:`.smartctl` reads
 its attribute table. A sample's optional timestamp (ms) is the capture time; an ``instance``,
-``hostname`` or ``host`` label names the host. Numbers are Prometheus floats: counters above
-2^53 lose their last digits.
+``hostname`` or ``host`` label names the host. A value written as an integer is read exactly
+at any size; one written as a float (smartctl_exporter's own output, Go's shortest form of
+its float64) is that float64: exact below 2^53, beyond it the exporter already rounded it.
 """
 
 from __future__ import annotations
@@ -47,6 +48,7 @@ HOST_LABELS = ("instance", "hostname", "host")
 _SAMPLE = re.compile(
     rb"^(smartctl_device\w*)\{([^}]*)\}[ \t]+(\S+)(?:[ \t]+(-?\d+))?[ \t]*\r?$", re.MULTILINE
 )
+_INTEGER = re.compile(r"[+-]?\d+")
 _LABEL = re.compile(r'(\w+)="((?:[^"\\]|\\.)*)"')
 _SNIFF = re.compile(rb"^smartctl_device\w*\{[^}\n]*device=\"", re.MULTILINE)
 
@@ -66,7 +68,11 @@ def _number(text: str, where: str) -> float:
     return value
 
 
-def _whole(value: float, where: str) -> int:
+def _whole(text: str, where: str) -> int:
+    """An integer value: exact when written as one (a float would round it above 2^53)."""
+    if _INTEGER.fullmatch(text):
+        return int(text)
+    value = _number(text, where)
     if not value.is_integer():
         raise InputError(f"{where}: not an integer: {value!r}")
     return int(value)
@@ -103,7 +109,7 @@ def parse_smartctl_exporter(text: str, where: str) -> list[SmartRecord]:
             for label, field in INFO.items():
                 device.fields[field] = text_or_none(labels.get(label), at)
         elif metric in FIELDS:
-            device.fields[FIELDS[metric]] = _whole(_number(value, at), at)
+            device.fields[FIELDS[metric]] = _whole(value, at)
         elif metric == "smartctl_device_temperature":
             if labels.get("temperature_type", "current") == "current":
                 device.fields["temperature_c"] = _number(value, at)
@@ -114,7 +120,7 @@ def parse_smartctl_exporter(text: str, where: str) -> list[SmartRecord]:
                 labels["attribute_name"],
                 {"id": labels.get("attribute_id"), "name": labels["attribute_name"], "raw": {}},
             )
-            number = _whole(_number(value, at), at)
+            number = _whole(value, at)
             if labels.get("attribute_value_type") == "raw":
                 attr["raw"] = {"value": number, "string": str(number)}
             elif labels.get("attribute_value_type") == "value":

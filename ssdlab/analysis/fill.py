@@ -1,0 +1,138 @@
+"""Whole-drive fills: write speed against data written, where the SLC cache ends, and the
+speed after an idle wait (the ``fill`` suite; any write step named ``fill-...``).
+
+The cache end is a change point found by one documented rule (:func:`cache_end`): the first
+window that starts :data:`SUSTAIN_WINDOWS` windows in a row all below :data:`DROP_SHARE` of
+the initial speed (the median of the first :data:`HEAD_WINDOWS` windows). The data written
+before that window is the cache size; the post-cache speed is the median of the windows from
+there on. A recovery step (``recovery-...``) after a fill writes again after an idle wait: the
+same rule on its windows says how much cache the idle time gave back.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import polars as pl
+
+from ..manifest import Manifest
+from .pts import step_series
+from .recovery import fio_seconds, first_run
+
+#: the windows whose median is the initial (cached) speed
+HEAD_WINDOWS = 5
+#: a window slower than this share of the initial speed is past the cache...
+DROP_SHARE = 0.7
+#: ...when this many windows in a row are
+SUSTAIN_WINDOWS = 5
+FILL_PREFIX = "fill-"
+RECOVERY_PREFIX = "recovery-"
+
+
+@dataclass(frozen=True)
+class CacheEnd:
+    """A write series' cache figures (bytes/s and bytes); ``end_bytes``/``end_s`` are None
+    when the speed never dropped for good (no cache seen, or one larger than the data)."""
+
+    initial_bw_bytes_s: float
+    end_bytes: float | None
+    end_s: float | None
+    after_bw_bytes_s: float | None
+
+
+def cache_end(
+    series: pl.DataFrame,
+    *,
+    head: int = HEAD_WINDOWS,
+    share: float = DROP_SHARE,
+    sustain: int = SUSTAIN_WINDOWS,
+) -> CacheEnd | None:
+    """The cache end of a :func:`~.pts.step_series` (``t_s``, ``bw_bytes_s``,
+    ``written_bytes``) by the rule of this module; None with fewer than ``head`` windows."""
+    if series.height < head:
+        return None
+    bw = series["bw_bytes_s"].fill_null(0.0)
+    initial = float(bw.head(head).median() or 0.0)
+    first = first_run(bw < share * initial, sustain)
+    if not initial or first is None:
+        return CacheEnd(initial, None, None, None)
+    before = float(series["written_bytes"][first - 1]) if first else 0.0
+    start_s = float(series["t_s"][first - 1]) if first else 0.0
+    return CacheEnd(initial, before, start_s, float(bw.slice(first).median() or 0.0))
+
+
+@dataclass(frozen=True, eq=False)
+class Fill:
+    """A fill step (``workload``: its label, ``128K sequential write QD32``): its windows
+    (:func:`~.pts.step_series`), its cache figures, and the recovery step after it (None
+    without one)."""
+
+    step_index: int
+    step: str
+    workload: str
+    io_bytes: int
+    bw_bytes_s: float
+    series: pl.DataFrame
+    cache: CacheEnd | None
+    recovery: Recovery | None
+
+
+@dataclass(frozen=True, eq=False)
+class Recovery:
+    """A short write after an idle wait (``idle_s``: the step's fio ``startdelay``)."""
+
+    step_index: int
+    step: str
+    idle_s: float | None
+    bw_bytes_s: float
+    series: pl.DataFrame
+    cache: CacheEnd | None
+
+
+def fills(steps: pl.DataFrame, timeseries: pl.DataFrame, manifest: Manifest) -> list[Fill]:
+    """The fills of a run (write steps named ``fill-...``) with a time series, each with the
+    ``recovery-...`` step that follows it before the next fill. ``steps`` are classified
+    steps (:func:`~.workloads.classify`, fills included)."""
+    records = sorted(manifest.steps, key=lambda r: r.index)
+    rows = {r["step_index"]: r for r in steps.iter_rows(named=True) if r["read_pct"] == 0}
+    found: list[Fill] = []
+    pending: dict | None = None
+    for record in records:
+        row = rows.get(record.index)
+        if row is None:
+            continue
+        series = step_series(timeseries, record.index)
+        if record.name.startswith(FILL_PREFIX):
+            if pending:
+                found.append(_fill(pending, None))
+            pending = {"row": row, "series": series}
+        elif record.name.startswith(RECOVERY_PREFIX) and pending:
+            options = record.workload.options if record.workload else {}
+            delay = options.get("startdelay")
+            recovery = Recovery(
+                step_index=record.index,
+                step=record.name,
+                idle_s=fio_seconds(delay, 1.0) if delay is not None else None,
+                bw_bytes_s=float(row["bw_bytes_s"]),
+                series=series,
+                cache=cache_end(series),
+            )
+            found.append(_fill(pending, recovery))
+            pending = None
+    if pending:
+        found.append(_fill(pending, None))
+    return [f for f in found if f.series.height]
+
+
+def _fill(pending: dict, recovery: Recovery | None) -> Fill:
+    row, series = pending["row"], pending["series"]
+    return Fill(
+        step_index=row["step_index"],
+        step=row["step"],
+        workload=f"{row['workload']} {row['qd_label']}",
+        io_bytes=int(row["io_bytes"]),
+        bw_bytes_s=float(row["bw_bytes_s"]),
+        series=series,
+        cache=cache_end(series),
+        recovery=recovery,
+    )

@@ -1,0 +1,223 @@
+"""Repeated steps: the median repeat, a 95 % interval, and whether a lead is larger than noise.
+
+A step run N times (``ssdlab run --repeat N``, see :mod:`ssdlab.repeat`) is reported by its
+median repeat: the real fio run whose IOPS is the median of the repeats (the lower of the two
+middle ones for an even N), so every headline figure is still one run's numbers, traceable
+to its ``fio.json``. Its interval is Student's t interval of the repeats' mean at 95 %
+(:func:`interval`): with few repeats it is wide, as it should be.
+
+Two drives are compared on the logarithm of their repeats (Welch's t interval of the
+difference of means, :func:`lead`), so a lead is a ratio with an interval: "3 % +- 4 %" is
+within the noise.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import polars as pl
+
+from ..repeat import split_repeat
+from ..units import MB
+from .steps import run_keys
+
+#: Student's t quantile t(0.975, df) for df = 1..30 (two-sided 95 %)
+_T975 = (
+    12.706, 4.303, 3.182, 2.776, 2.571, 2.447, 2.365, 2.306, 2.262, 2.228,
+    2.201, 2.179, 2.160, 2.145, 2.131, 2.120, 2.110, 2.101, 2.093, 2.086,
+    2.080, 2.074, 2.069, 2.064, 2.060, 2.056, 2.052, 2.048, 2.045, 2.042,
+)  # fmt: skip
+_Z975 = 1.959964
+
+
+def t975(df: float) -> float:
+    """Student's t quantile at 0.975 for ``df`` degrees of freedom (a table to 30, then
+    interpolated in 1/df towards the normal's 1.96; fractional df of Welch's rule round
+    down, the cautious side)."""
+    if df < 1:
+        raise ValueError(f"degrees of freedom must be at least 1, not {df}")
+    whole = math.floor(df)
+    if whole <= len(_T975):
+        return _T975[whole - 1]
+    last = len(_T975)
+    return _Z975 + (_T975[-1] - _Z975) * last / whole
+
+
+@dataclass(frozen=True)
+class Interval:
+    """Repeats of one figure: ``n``, their median, mean, the mean's 95 % interval
+    (``lo``..``hi``, None with one repeat) and their spread (sample standard deviation over
+    the mean, in percent; None with one repeat)."""
+
+    n: int
+    median: float
+    mean: float
+    lo: float | None
+    hi: float | None
+    spread_pct: float | None
+
+
+def interval(values: Sequence[float]) -> Interval:
+    """The :class:`Interval` of a figure's repeats."""
+    if not values:
+        raise ValueError("no values")
+    n = len(values)
+    ordered = sorted(values)
+    median = ordered[(n - 1) // 2] if n % 2 else (ordered[n // 2 - 1] + ordered[n // 2]) / 2
+    mean = sum(values) / n
+    if n == 1:
+        return Interval(1, median, mean, None, None, None)
+    sd = math.sqrt(sum((v - mean) ** 2 for v in values) / (n - 1))
+    half = t975(n - 1) * sd / math.sqrt(n)
+    spread = 100 * sd / mean if mean else None
+    # the figures (rates, latencies) are never negative: nor is the interval's lower end
+    return Interval(n, median, mean, max(mean - half, 0.0), mean + half, spread)
+
+
+@dataclass(frozen=True)
+class Lead:
+    """How much larger ``a`` is than ``b``: ``pct`` (100 x (ratio - 1)), its 95 % half
+    width ``plus_minus_pct`` (None without repeats on both sides) and whether the
+    interval excludes no difference."""
+
+    pct: float
+    plus_minus_pct: float | None
+
+    @property
+    def significant(self) -> bool | None:
+        """None when the noise is unknown (a side without repeats)."""
+        if self.plus_minus_pct is None:
+            return None
+        return abs(self.pct) > self.plus_minus_pct
+
+
+def lead(a: Sequence[float], b: Sequence[float]) -> Lead:
+    """The lead of repeats ``a`` over repeats ``b`` (positive values), by Welch's t interval
+    of the difference of the logarithms' means."""
+    if not a or not b or min(*a, *b) <= 0:
+        raise ValueError("a lead needs positive repeats on both sides")
+    la, lb = [math.log(v) for v in a], [math.log(v) for v in b]
+    ma, mb = sum(la) / len(la), sum(lb) / len(lb)
+    pct = 100 * math.expm1(ma - mb)
+    if len(la) < 2 or len(lb) < 2:
+        return Lead(pct, None)
+    va = sum((v - ma) ** 2 for v in la) / (len(la) - 1) / len(la)
+    vb = sum((v - mb) ** 2 for v in lb) / (len(lb) - 1) / len(lb)
+    se = math.sqrt(va + vb)
+    if se == 0:
+        return Lead(pct, 0.0)
+    df = se**4 / (va**2 / (len(la) - 1) + vb**2 / (len(lb) - 1))
+    return Lead(pct, 100 * math.expm1(t975(df) * se))
+
+
+#: what a repeat shares with the step it repeats (a step merely named ``x.rep2`` is not one)
+_WORKLOAD = ("rw", "bs_bytes", "iodepth", "numjobs", "rwmixread")
+
+
+def with_repeats(steps: pl.DataFrame) -> pl.DataFrame:
+    """``steps`` with ``repeat_of`` (the step's name without its repeat suffix) and
+    ``repeat`` (1 for a step that was not repeated). A name with a repeat suffix counts as
+    a repeat only when the step it names ran the same workload."""
+    parts = [split_repeat(name) for name in steps["step"].to_list()]
+    marked = steps.with_columns(
+        repeat_of=pl.Series([p[0] for p in parts], dtype=pl.String),
+        repeat=pl.Series([p[1] for p in parts], dtype=pl.Int64),
+    )
+    if marked["repeat"].max() in (None, 1):
+        return marked
+    keys = [*run_keys(marked), *(c for c in _WORKLOAD if c in marked.columns)]
+    firsts = marked.filter(pl.col("repeat") == 1).select(*keys, "step").unique()
+    real = marked.join(
+        firsts.rename({"step": "repeat_of"}), on=[*keys, "repeat_of"], how="semi", nulls_equal=True
+    )["step"]
+    mine = pl.col("step").is_in(real.implode()) | (pl.col("repeat") == 1)
+    return marked.with_columns(
+        repeat_of=pl.when(mine).then("repeat_of").otherwise("step"),
+        repeat=pl.when(mine).then("repeat").otherwise(1),
+    )
+
+
+def median_repeats(steps: pl.DataFrame) -> pl.DataFrame:
+    """One step per repeated step: the rows (every direction) of its median repeat by total
+    IOPS, renamed to the step's own name; steps without repeats are unchanged. ``steps``
+    holds one row per step and direction (:func:`~.steps.per_step`)."""
+    if not steps.height:
+        return steps
+    marked = with_repeats(steps)
+    if marked["repeat"].max() == 1:
+        return steps
+    group = [*run_keys(marked), "repeat_of"]
+    totals = (
+        marked.group_by(*group, "repeat", "step_index")
+        .agg(pl.col("iops").fill_null(0).sum().alias("_total"))
+        .sort(*group, "_total", "step_index")
+        .with_columns(_rank=pl.int_range(pl.len()).over(group), _n=pl.len().over(group))
+        .filter(pl.col("_rank") == (pl.col("_n") - 1) // 2)
+    )
+    chosen = totals.select(*run_keys(marked), "step_index")
+    return (
+        marked.join(chosen, on=[*run_keys(marked), "step_index"], how="semi")
+        .with_columns(pl.col("repeat_of").alias("step"))
+        .drop("repeat_of", "repeat")
+    )
+
+
+def repeat_figures(
+    steps: pl.DataFrame, figures: Sequence[str] = ("iops", "bw_bytes_s")
+) -> pl.DataFrame:
+    """Per repeated step and direction: ``repeats`` and, for each figure, ``<figure>_median``,
+    ``<figure>_lo95``, ``<figure>_hi95`` and ``<figure>_spread_pct`` (see :class:`Interval`).
+    Steps that ran once are left out. ``steps``: one row per step and direction."""
+    marked = with_repeats(steps)
+    keys = [*run_keys(marked), "repeat_of", "direction"]
+    repeated = marked.filter(pl.col("repeat").max().over(keys) > 1)
+    rows = []
+    for key, group in repeated.group_by(keys, maintain_order=True):
+        row = dict(zip(keys, key, strict=True)) | {"repeats": group.height}
+        for figure in figures:
+            found = interval(group[figure].fill_null(0).to_list())
+            row |= {
+                f"{figure}_median": found.median,
+                f"{figure}_lo95": found.lo,
+                f"{figure}_hi95": found.hi,
+                f"{figure}_spread_pct": found.spread_pct,
+            }
+        rows.append(row)
+    schema = {k: marked.schema[k] for k in keys} | {"repeats": pl.Int64}
+    for figure in figures:
+        schema |= dict.fromkeys(
+            (f"{figure}_{s}" for s in ("median", "lo95", "hi95", "spread_pct")), pl.Float64
+        )
+    return pl.DataFrame(rows, schema=schema, orient="row")
+
+
+#: a comparison score's metric -> its value of one step (one row per direction)
+_SCORE_VALUES = {
+    "IOPS": pl.col("iops").fill_null(0).sum(),
+    "MB/s": pl.col("bw_bytes_s").fill_null(0).sum() / MB,
+    "ns": pl.col("clat_p99_99_ns").max(),
+}
+
+
+def score_repeats(steps: pl.DataFrame) -> dict[tuple[int, str], list[float]]:
+    """Per step index and score metric (``IOPS``, ``MB/s``, ``ns`` for p99.99 latency):
+    the values of every repeat of that step, for steps run more than once. ``steps``: one
+    run's rows per step and direction, every repeat included."""
+    if not steps.height:
+        return {}
+    marked = with_repeats(steps)
+    if marked["repeat"].max() == 1:
+        return {}
+    per = marked.group_by("repeat_of", "step_index").agg(
+        **{metric: value for metric, value in _SCORE_VALUES.items()}
+    )
+    groups = per.group_by("repeat_of").agg(pl.col("step_index"), *_SCORE_VALUES)
+    found: dict[tuple[int, str], list[float]] = {}
+    for row in groups.filter(pl.col("step_index").list.len() > 1).iter_rows(named=True):
+        for metric in _SCORE_VALUES:
+            values = [v for v in row[metric] if v is not None]
+            for index in row["step_index"]:
+                found[(index, metric)] = values
+    return found

@@ -1,0 +1,139 @@
+"""The QoS-targets section: a run's steps judged against a QoS profile (:mod:`ssdlab.qos`),
+as a table of verdicts and the failures in words; the table ``ssdlab qos check`` prints."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import polars as pl
+
+from ..analysis.drive import DriveAnalysis
+from ..findings import count, format_value
+from ..qos.judge import FAIL, NO_STEP, PASS, UNKNOWN, judge, matched
+from ..qos.profile import Profile, builtin_profiles, load_profile
+from ..tables import BEYOND_MARK, format_latency, format_percentile
+from .section import Section, table
+
+#: failures the findings name one by one; the rest are counted
+FAILURES_NAMED = 6
+
+
+@dataclass(eq=False)
+class QosReview:
+    """A drive review and the QoS profile it is judged against (None: none given): the
+    subject of the drive review's QoS section."""
+
+    drive: DriveAnalysis
+    profile: str | Path | Profile | None = None
+
+
+def _measure(value: float | None, unit: str) -> str:
+    if value is None or value != value:
+        return "–"
+    if unit == "ns":
+        return format_latency(value)
+    return format_value(value, unit)
+
+
+def limit_text(row: dict[str, Any]) -> str:
+    """``p99.99 ≤ 2.5 ms``, ``max ≤ 10 ms``, ``≥ 1,000 IOPS per TB``, ``over 1 ms < 5.00 %
+    per slice``."""
+    limit, comparison = _measure(row["limit"], row["unit"]), row["comparison"]
+    if row["unit"] == "ns":
+        return f"{row['limit_name']} {comparison} {limit}"
+    if row["unit"] == "%":
+        return f"{row['limit_name']} {comparison} {limit} per slice"
+    return f"{comparison} {limit}"
+
+
+def measured_text(row: dict[str, Any]) -> str:
+    """The measured value; a percentile with the I/Os beyond it (:func:`format_percentile`)."""
+    if row["percentile"] is not None and row["measured"] is not None:
+        return format_percentile(row["measured"], row["percentile"], row["ios"])
+    return _measure(row["measured"], row["unit"])
+
+
+def verdict_view(verdicts: pl.DataFrame) -> pl.DataFrame:
+    """The verdicts as a table for people: Target, Step, Dir, Limit, Measured, Verdict,
+    Note (every cell text)."""
+    rows = []
+    for row in verdicts.iter_rows(named=True):
+        if row["verdict"] == NO_STEP:
+            rows.append((row["target"], NO_STEP, "", "", "", "–", ""))
+            continue
+        rows.append(
+            (
+                row["target"],
+                row["step"],
+                row["direction"] or "all",
+                limit_text(row),
+                measured_text(row),
+                row["verdict"],
+                row["note"] or "",
+            )
+        )
+    schema = ["Target", "Step", "Dir", "Limit", "Measured", "Verdict", "Note"]
+    return pl.DataFrame(rows, schema=schema, orient="row")
+
+
+def verdict_findings(profile: Profile, verdicts: pl.DataFrame) -> list[str]:
+    """How the run fares against the profile, then each failure in words (``4K random read
+    at QD1 fails p99.99 ≤ 2.5 ms: 7.7 ms.``), the limits that could not be judged, and the
+    percentiles that are the maximum."""
+    judged = verdicts.filter(pl.col("verdict") != NO_STEP)
+    tally = {v: judged.filter(pl.col("verdict") == v).height for v in (PASS, FAIL, UNKNOWN)}
+    steps = judged["step"].n_unique()
+    verdict = "passes" if tally[PASS] == judged.height else "does not pass"
+    sentences = [
+        f"The run {verdict} QoS profile {profile.name}: {tally[PASS]} of "
+        f"{count(judged.height, 'limit')} met on {count(steps, 'step')}"
+        + (f", {tally[FAIL]} failed" if tally[FAIL] else "")
+        + (f", {tally[UNKNOWN]} could not be judged" if tally[UNKNOWN] else "")
+        + "."
+    ]
+    failed = judged.filter(pl.col("verdict") == FAIL).to_dicts()
+    for row in failed[:FAILURES_NAMED]:
+        sentences.append(
+            f"{row['step']} fails {limit_text(row)}: {_measure(row['measured'], row['unit'])}."
+        )
+    if len(failed) > FAILURES_NAMED:
+        sentences.append(
+            f"{count(len(failed) - FAILURES_NAMED, 'more limit')} failed (see the table)."
+        )
+    for row in judged.filter(pl.col("verdict") == UNKNOWN).unique("note").to_dicts():
+        sentences.append(f"{row['step']}: {limit_text(row)} could not be judged: {row['note']}.")
+    thin = judged.filter(pl.col("samples_beyond") < 1)
+    if thin.height:
+        sentences.append(
+            f"{count(thin.height, 'percentile')} ({BEYOND_MARK}) had fewer than one I/O "
+            "beyond: each is the slowest I/O measured, not the percentile, which needs a "
+            "longer run."
+        )
+    no_step = verdicts.filter(pl.col("verdict") == NO_STEP)["target"].to_list()
+    if no_step:
+        sentences.append(f"No step matched target(s) {', '.join(no_step)}.")
+    return sentences
+
+
+def qos_section(drive: DriveAnalysis, profile: str | Path | Profile | None) -> Section:
+    """The steps judged against ``profile`` (a built-in name, a file or a :class:`Profile`):
+    findings and the table of verdicts; one line when no profile is given or no step
+    matches any of its targets."""
+    if profile is None:
+        return Section(
+            missing="No QoS profile given: render the review with ssdlab report --qos "
+            f"NAME|FILE (built-in: {', '.join(builtin_profiles())}) to judge each workload "
+            "against latency, throughput and exceedance targets."
+        )
+    profile = load_profile(profile)
+    verdicts = judge(drive, profile)
+    if not matched(verdicts):
+        return Section(
+            missing=f"No step matches any target of QoS profile {profile.name} "
+            f"({', '.join(profile.target_names())})."
+        )
+    caption = f"QoS profile {profile.name}: {profile.description}"
+    parts = [table(verdict_view(verdicts), caption, numeric=("Measured",))]
+    return Section(verdict_findings(profile, verdicts), parts)
