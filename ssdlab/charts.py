@@ -201,16 +201,19 @@ def qd_scaling(
     the lowest QD reaching 95 % of the peak (``at_95``) is marked.
 
     ``points``: ``series``, ``qd``, ``qd_label``, ``value``, ``metric``, ``clat_mean_ns``,
-    ``clat_p99_ns``, ``at_95``.
+    ``clat_p99_ns``, ``at_95``; with ``value_lo95`` and ``value_hi95`` (repeated steps), error
+    bars show the 95 % interval.
     """
     metric = points["metric"][0]
     order = _present(points, order)
+    bars = [c for c in ("value_lo95", "value_hi95") if c in points.columns]
     data = points.select(
         "series",
         "qd",
         "qd_label",
         "value",
         "at_95",
+        *bars,
         mean_us=pl.col("clat_mean_ns") / 1e3,
         p99_us=pl.col("clat_p99_ns") / 1e3,
     )
@@ -241,6 +244,12 @@ def qd_scaling(
     line = base.mark_line(point=True).encode(y=y, strokeWidth=_stroke(subject))
     marked = base.transform_filter(alt.datum.at_95).encode(y="value:Q")
     layers = [line, marked.mark_point(shape="diamond", size=180, filled=True, opacity=1)]
+    if bars and data["value_lo95"].is_not_null().any():
+        layers.append(
+            base.transform_filter("isValid(datum.value_lo95)")
+            .mark_rule(strokeWidth=1.5)
+            .encode(y="value_lo95:Q", y2="value_hi95:Q")
+        )
     if labelled:  # beside the diamond, away from the y axis and the plot's right edge
         sides = ((alt.datum.qd < qds[-1], "left", 9), (alt.datum.qd >= qds[-1], "right", -9))
         for keep, align, dx in sides:

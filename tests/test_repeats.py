@@ -13,6 +13,7 @@ from pathlib import Path
 import numpy as np
 import polars as pl
 import pytest
+import vl_convert as vlc
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -319,3 +320,30 @@ def test_the_run_command_repeats_and_settles_steps(tmp_path: Path) -> None:
     ):
         bad = ssdlab_cli("run", path, "--out", tmp_path / "bad", *args)
         assert bad.returncode != 0 and message in bad.stderr and "Traceback" not in bad.stderr
+
+
+def test_qd_charts_of_repeated_steps_carry_their_intervals(tmp_path: Path) -> None:
+    from ssdlab.analysis.repeats import with_intervals
+    from ssdlab.review import drive as review
+
+    path = tmp_path / "qd.toml"
+    path.write_text(
+        'name = "qd"\n[defaults]\nioengine = "psync"\ndirect = false\nsize = "4m"\n'
+        'runtime_s = 0.3\n[[steps]]\nname = "rr-qd{iodepth}"\nrw = "randread"\n'
+        "iodepth = [1, 2]\n"
+    )
+    out = tmp_path / "run"
+    run_suite(repeat_suite(load_suite(path), 3), out, label="qd repeats")
+    analysis = DriveAnalysis(ssdlab.load(out))
+    points = with_intervals(analysis.qd, analysis.every_repeat)
+    for row in points.iter_rows(named=True):
+        repeats = analysis.every_repeat.filter(
+            pl.col("step").str.starts_with(row["step"]) & (pl.col("iodepth") == row["iodepth"])
+        )["iops"].to_list()
+        expected = interval(repeats)
+        assert len(repeats) == 3
+        assert (row["value_lo95"], row["value_hi95"]) == pytest.approx((expected.lo, expected.hi))
+    (chart, *_) = review.qd_scaling_section(analysis).charts
+    spec = chart.to_json(indent=None)
+    assert '"y2": {"field": "value_hi95"' in spec  # the error bars
+    assert vlc.vegalite_to_svg(spec).startswith("<svg")

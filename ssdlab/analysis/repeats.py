@@ -193,6 +193,31 @@ def repeat_figures(
     return pl.DataFrame(rows, schema=schema, orient="row")
 
 
+def with_intervals(points: pl.DataFrame, steps: pl.DataFrame) -> pl.DataFrame:
+    """``points`` (rows with ``step``, ``direction`` and ``metric``: IOPS or MB/s) with
+    ``value_lo95`` and ``value_hi95``, the 95 % interval of the step's repeats in that
+    metric (null for a step run once). ``steps``: one row per step and direction, every
+    repeat included (:attr:`~.drive.DriveAnalysis.every_repeat`)."""
+    figures = repeat_figures(steps)
+    if not figures.height:
+        return points.with_columns(
+            value_lo95=pl.lit(None, pl.Float64), value_hi95=pl.lit(None, pl.Float64)
+        )
+    keys = [*run_keys(figures), "repeat_of", "direction"]
+    found = points.join(
+        figures.select(*keys, "iops_lo95", "iops_hi95", "bw_bytes_s_lo95", "bw_bytes_s_hi95"),
+        left_on=[*run_keys(figures), "step", "direction"],
+        right_on=keys,
+        how="left",
+        nulls_equal=True,
+    )
+    mbs = pl.col("metric") == "MB/s"
+    return found.with_columns(
+        value_lo95=pl.when(mbs).then(pl.col("bw_bytes_s_lo95") / MB).otherwise("iops_lo95"),
+        value_hi95=pl.when(mbs).then(pl.col("bw_bytes_s_hi95") / MB).otherwise("iops_hi95"),
+    ).drop("iops_lo95", "iops_hi95", "bw_bytes_s_lo95", "bw_bytes_s_hi95")
+
+
 #: a comparison score's metric -> its value of one step (one row per direction)
 _SCORE_VALUES = {
     "IOPS": pl.col("iops").fill_null(0).sum(),

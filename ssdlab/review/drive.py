@@ -16,6 +16,7 @@ from ..act.latency import ACT_LIMITS
 from ..analysis.drive import DriveAnalysis
 from ..analysis.endurance import jesd219_steps
 from ..analysis.pts import wsat_steps
+from ..analysis.repeats import with_intervals
 from ..analysis.tails import MIN_CONSISTENCY_WINDOWS
 from ..tables import (
     drive_facts,
@@ -163,6 +164,7 @@ def qd_scaling_section(drive: DriveAnalysis) -> Section:
             missing="No queue-depth sweep: no read or write workload was measured at two or "
             "more queue depths."
         )
+    points = with_intervals(points, drive.every_repeat)  # error bars of repeated steps
     power = drive.results.power.height > 0
     if power:
         points = points.join(
