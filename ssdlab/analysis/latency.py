@@ -153,7 +153,9 @@ def time_choice(
     picked.append(runs.select("step_index", "direction", series=series_label()))
     chosen = pl.concat(picked).join(logged, on=["step_index", "direction"], maintain_order="left")
     if not chosen.height:
-        rest = in_review_order(classified.join(logged, on=["step_index", "direction"]))
+        rest = in_review_order(
+            classified.join(logged, on=["step_index", "direction"], maintain_order="left")
+        )
         chosen = rest.select("step_index", "direction", series=series_label())
     return chosen.unique(["step_index", "direction"], maintain_order=True).head(limit)
 

@@ -99,14 +99,14 @@ def latest(frame: pl.DataFrame, keys: list[str]) -> pl.DataFrame:
 
 
 def in_review_order(frame: pl.DataFrame) -> pl.DataFrame:
-    """Random before sequential, small blocks first, reads before writes."""
-    return frame.sort(
-        pl.col("pattern") != "random",
-        "bs_bytes",
-        pl.col("read_pct"),
-        "qd",
-        descending=[False, False, True, False],
-    )
+    """Random before sequential, small blocks first, reads before writes (a mix's read
+    direction before its write direction); otherwise in the order given."""
+    by = [pl.col("pattern") != "random", "bs_bytes", pl.col("read_pct"), "qd"]
+    descending = [False, False, True, False]
+    if "direction" in frame.columns:
+        by.append("direction")
+        descending.append(False)
+    return frame.sort(by, descending=descending, maintain_order=True)
 
 
 def qd_points(classified: pl.DataFrame) -> pl.DataFrame:
