@@ -75,6 +75,15 @@ def ssdlab_cli(*args: str | Path, timeout: float = 300) -> subprocess.CompletedP
     )
 
 
+def run_suite_text(directory: Path, text: str, label: str) -> Path:
+    """Run the suite ``text`` (written to ``directory/suite.toml``) into ``directory/run``
+    with the command line; the results directory."""
+    (directory / "suite.toml").write_text(text)
+    proc = ssdlab_cli("run", directory / "suite.toml", "--out", directory / "run", "--label", label)
+    assert proc.returncode == 0, proc.stderr
+    return directory / "run"
+
+
 #: Files whose tests take longest (minutes of fio runs, notebooks and Chromium), longest
 #: first. ``make test`` hands whole files to its pytest-xdist workers (``--dist loadfile``:
 #: a module-scoped fixture, such as a finished run or a rendered report, is then built once)

@@ -15,7 +15,7 @@ from pathlib import Path
 import numpy as np
 import polars as pl
 import pytest
-from conftest import ssdlab_cli
+from conftest import run_suite_text
 
 import ssdlab
 from ssdlab.analysis import DriveAnalysis
@@ -84,11 +84,7 @@ TAILS = ["lat_p99_ns", "lat_p99_9_ns", "lat_p99_99_ns", "lat_p99_999_ns", "lat_m
 @pytest.fixture(scope="module")
 def run(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A native run: 4K random read, write and 70/30 at QD1, one histogram log per step."""
-    base = tmp_path_factory.mktemp("lat")
-    (base / "lat.toml").write_text(SUITE)
-    proc = ssdlab_cli("run", base / "lat.toml", "--out", base / "run", "--label", "native")
-    assert proc.returncode == 0, proc.stderr
-    return base / "run"
+    return run_suite_text(tmp_path_factory.mktemp("lat"), SUITE, "native")
 
 
 @pytest.fixture(scope="module")

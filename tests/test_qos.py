@@ -11,7 +11,7 @@ from pathlib import Path
 import polars as pl
 import pytest
 from bs4 import BeautifulSoup
-from conftest import ssdlab_cli
+from conftest import run_suite_text, ssdlab_cli
 
 import ssdlab
 from ssdlab.analysis import DriveAnalysis
@@ -41,17 +41,13 @@ rw = "randrw"
 rwmixread = 70
 bs = "4k"
 """
-SAMPLE_ACT_LOG = Path("/work/shared/samples/act_storage_1x_30s.log")
+SAMPLE_ACT_LOG = Path(__file__).parent / "fixtures" / "act" / "act_storage_1x_30s.log"
 READ_4K = {"pattern": "random", "bs": "4k", "read_pct": 100}
 
 
 @pytest.fixture(scope="module")
 def run(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    base = tmp_path_factory.mktemp("qos")
-    (base / "qos.toml").write_text(SUITE)
-    proc = ssdlab_cli("run", base / "qos.toml", "--out", base / "run", "--label", "qos")
-    assert proc.returncode == 0, proc.stderr
-    return base / "run"
+    return run_suite_text(tmp_path_factory.mktemp("qos"), SUITE, "qos")
 
 
 @pytest.fixture(scope="module")

@@ -10,7 +10,7 @@ import polars as pl
 
 from ..pipeline import INTERVAL_PERCENTILES
 from ..units import percentile_name
-from .percentiles import fio_percentiles
+from .percentiles import fio_percentiles, samples_beyond
 from .steps import RUN_KEYS
 from .workloads import BANDWIDTH_BS, in_review_order, latest, mix_points, qd_points
 
@@ -205,7 +205,7 @@ def shift_percentile(samples: np.ndarray) -> float:
     of ``samples`` per interval) holds at least one I/O."""
     typical = float(np.median(samples)) if samples.size else 0.0
     for p in SHIFT_PERCENTILES:
-        if typical * (1 - p / 100) >= 1:
+        if samples_beyond(p, typical) >= 1:
             return p
     return SHIFT_PERCENTILES[-1]
 

@@ -64,6 +64,12 @@ def clamp_to_max(frame: pl.DataFrame) -> pl.DataFrame:
     )
 
 
+def ios_needed(percentile: float) -> int:
+    """The fewest I/Os with one lying beyond ``percentile`` (:func:`samples_beyond` = 1):
+    10,000 for p99.99."""
+    return round(1 / (1 - percentile / 100))
+
+
 def samples_beyond(percentile: float, ios: float) -> float:
     """How many of ``ios`` I/Os lie beyond percentile ``percentile``: ``ios x (1 - p/100)``.
 

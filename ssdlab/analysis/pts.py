@@ -31,7 +31,7 @@ import numpy as np
 import polars as pl
 
 from ..manifest import Manifest
-from .percentiles import fio_percentiles
+from .percentiles import fio_percentiles, ios_needed
 from .steady_state import SteadyState
 from .steps import access_pattern, read_share, rw_mode
 from .workloads import label_columns
@@ -53,7 +53,7 @@ PTS_BLOCK_SIZES = (1048576, 131072, 65536, 32768, 16384, 8192, 4096, 512)
 #: the response-time percentile the PTS 2.0 Latency test reports ("five nines")
 FIVE_NINES = 99.999
 #: fewer I/Os than this make a 99.999 % figure the slowest I/O or close to it
-FIVE_NINES_MIN_IOS = 100_000
+FIVE_NINES_MIN_IOS = ios_needed(FIVE_NINES)
 
 CELL_KEYS = ("cell", "pattern", "bs_bytes", "read_pct")
 

@@ -11,6 +11,7 @@ import polars as pl
 from ..analysis.drive import DriveAnalysis
 from ..analysis.load import dirth as dirth_figures
 from ..analysis.load import load_sweeps
+from ..analysis.percentiles import ios_needed
 from ..charts import ACCENT, WIDTH, axis, latency_y
 from ..findings import count
 from ..phrases import rephrase
@@ -22,8 +23,6 @@ if TYPE_CHECKING:
 
 #: the latency series of the hockey stick, by column
 STATS = {"lat_p50_ns": "p50", "lat_p99_ns": "p99", "lat_p99_99_ns": "p99.99"}
-#: I/Os a percentile needs before at least one I/O lies beyond it (methodology.md)
-MIN_IOS = {99.99: 10_000, 99.999: 100_000}
 NO_SWEEPS = (
     "No load sweeps: the run has no rate-limited steps (a suite step with `sweep`, as in the "
     "latency-load suite)."
@@ -143,10 +142,10 @@ def load_section(drive: DriveAnalysis) -> Section:
             said += "; its p99 does not bend (no knee) up to the highest load measured"
         sentences.append(said + ".")
     sentences += _missed(points)
-    few = points.filter(pl.col("ios") < MIN_IOS[99.99])
+    few = points.filter(pl.col("ios") < ios_needed(99.99))
     if few.height:
         sentences.append(
-            f"{count(few.height, 'step')} measured fewer than {MIN_IOS[99.99]:,} I/Os: "
+            f"{count(few.height, 'step')} measured fewer than {ios_needed(99.99):,} I/Os: "
             "their p99.99 is close to their slowest I/O, not a settled percentile."
         )
     return Section(sentences, [hockey_stick(points), _point_table(points)])
@@ -252,10 +251,10 @@ def dirth_section(drive: DriveAnalysis) -> Section:
             parts.append(_histogram_chart(found.histogram, label))
     else:
         sentences.append(f"No cell kept its ART under {ceiling}: there is no operating point.")
-    few = cells.filter(pl.col("ios") < MIN_IOS[99.999])
+    few = cells.filter(pl.col("ios") < ios_needed(99.999))
     if few.height:
         sentences.append(
-            f"{count(few.height, 'cell')} measured fewer than {MIN_IOS[99.999]:,} I/Os: "
+            f"{count(few.height, 'cell')} measured fewer than {ios_needed(99.999):,} I/Os: "
             "their 99.999 % is close to their slowest I/O, not a settled percentile."
         )
     view = cells.select(
