@@ -25,7 +25,9 @@ them alike):
   mode: ``getdata.get_json_data`` (its bar charts' data) and ``getdata.get_log_data`` (its
   log graphs', every log type) over every depth and job count.
 
-Reported: the median time of each, and the median over the rounds of each round's ratios.
+Reported: the median time of each, and the median over the rounds of each round's ratios,
+of wall time and of CPU time (this process and its children, every thread: less swayed by
+other work on the machine, though work on other cores counts in full).
 Goals (issue 14): ssdlab <= 3x the read time, including process start; >= 10x faster than
 fio-plot. ``--profile`` also prints cProfile's top functions of one drive's import.
 """
@@ -35,6 +37,7 @@ from __future__ import annotations
 import argparse
 import cProfile
 import pstats
+import resource
 import shutil
 import statistics
 import subprocess
@@ -162,19 +165,27 @@ def fioplot_load(drive: Path, modes: list[str], depths: list[int], jobs: list[in
     return records
 
 
+def cpu_s() -> float:
+    """CPU seconds used so far by this process and its ended children (all threads)."""
+    children = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return time.process_time() + children.ru_utime + children.ru_stime
+
+
 def rounds(
     variants: dict[str, Callable[[], object]], repeat: int, before: Callable[[], None]
-) -> dict[str, list[float]]:
-    """Each variant's wall times, ``repeat`` rounds of every variant once (``before`` run
-    untimed before each)."""
+) -> tuple[dict[str, list[float]], dict[str, list[float]]]:
+    """Each variant's wall times and CPU times, ``repeat`` rounds of every variant once
+    (``before`` run untimed before each)."""
     times: dict[str, list[float]] = {name: [] for name in variants}
+    cpu: dict[str, list[float]] = {name: [] for name in variants}
     for _ in range(repeat):
         for name, func in variants.items():
             before()
-            start = time.perf_counter()
+            start, start_cpu = time.perf_counter(), cpu_s()
             func()
             times[name].append(time.perf_counter() - start)
-    return times
+            cpu[name].append(cpu_s() - start_cpu)
+    return times, cpu
 
 
 def median_ratio(times: dict[str, list[float]], a: str, b: str) -> float:
@@ -222,7 +233,7 @@ def main() -> None:
     def clean() -> None:
         shutil.rmtree(out, ignore_errors=True)
 
-    times = rounds(
+    times, cpu = rounds(
         {
             "read": lambda: read_all(every),
             "per drive": lambda: [ssdlab("import", d, "--out", out / d.name) for d in drives],
@@ -238,21 +249,27 @@ def main() -> None:
     clean()
     median = {name: statistics.median(values) for name, values in times.items()}
     for name, values in times.items():
-        print(f"  rounds, {name}: {', '.join(f'{v:.2f}' for v in values)} s")
+        print(
+            f"  rounds, {name}: {', '.join(f'{v:.2f}' for v in values)} s wall, "
+            f"{', '.join(f'{v:.2f}' for v in cpu[name])} s CPU"
+        )
     print(f"read every byte:            {median['read']:8.2f} s")
     print(f"ssdlab import, per drive:   {median['per drive']:8.2f} s  ({DRIVES} processes)")
     print(f"ssdlab import --each:       {median['each']:8.2f} s  (1 process)")
     print(f"library import_each:        {median['library']:8.2f} s  (1 process)")
     print(f"fio-plot loaders:           {median['fio-plot']:8.2f} s  (in process, no start-up)")
-    print(
-        f"ssdlab / read bytes: {median_ratio(times, 'per drive', 'read'):.1f}x per drive, "
-        f"{median_ratio(times, 'each', 'read'):.1f}x --each, "
-        f"{median_ratio(times, 'library', 'read'):.1f}x library (goal <= 3x)"
-    )
-    print(
-        f"fio-plot / ssdlab:   {median_ratio(times, 'fio-plot', 'per drive'):.1f}x per drive, "
-        f"{median_ratio(times, 'fio-plot', 'each'):.1f}x --each (goal >= 10x)"
-    )
+    for label, measured in (("wall", times), ("CPU", cpu)):
+        print(
+            f"ssdlab / read bytes ({label}): "
+            f"{median_ratio(measured, 'per drive', 'read'):.1f}x per drive, "
+            f"{median_ratio(measured, 'each', 'read'):.1f}x --each, "
+            f"{median_ratio(measured, 'library', 'read'):.1f}x library (goal <= 3x)"
+        )
+        print(
+            f"fio-plot / ssdlab ({label}): "
+            f"{median_ratio(measured, 'fio-plot', 'per drive'):.1f}x per drive, "
+            f"{median_ratio(measured, 'fio-plot', 'each'):.1f}x --each (goal >= 10x)"
+        )
     if args.profile:
         profile_import(drives[0], out / "profiled")
         clean()

@@ -109,6 +109,19 @@ def _present(frame: pl.DataFrame, order: Sequence[str] | None) -> list[str]:
     return found if order is None else [s for s in order if s in found]
 
 
+def _error_bars(base: alt.Chart, data: pl.DataFrame, lo: str, hi: str) -> alt.Chart | None:
+    """Vertical rules from ``lo`` to ``hi`` (a repeated step's 95 % interval) on ``base``
+    (its x, colour and tooltips), for the rows of ``data`` that have one; None when none has
+    (a run without repeats draws nothing more)."""
+    if lo not in data.columns or not data[lo].is_not_null().any():
+        return None
+    return (
+        base.transform_filter(f"isValid(datum.{lo})")
+        .mark_rule(strokeWidth=1.5)
+        .encode(y=f"{lo}:Q", y2=f"{hi}:Q")
+    )
+
+
 # -- per-step overview -----------------------------------------------------------------------
 
 
@@ -206,14 +219,13 @@ def qd_scaling(
     """
     metric = points["metric"][0]
     order = _present(points, order)
-    bars = [c for c in ("value_lo95", "value_hi95") if c in points.columns]
     data = points.select(
         "series",
         "qd",
         "qd_label",
         "value",
         "at_95",
-        *bars,
+        *(c for c in ("value_lo95", "value_hi95") if c in points.columns),
         mean_us=pl.col("clat_mean_ns") / 1e3,
         p99_us=pl.col("clat_p99_ns") / 1e3,
     )
@@ -244,12 +256,9 @@ def qd_scaling(
     line = base.mark_line(point=True).encode(y=y, strokeWidth=_stroke(subject))
     marked = base.transform_filter(alt.datum.at_95).encode(y="value:Q")
     layers = [line, marked.mark_point(shape="diamond", size=180, filled=True, opacity=1)]
-    if bars and data["value_lo95"].is_not_null().any():
-        layers.append(
-            base.transform_filter("isValid(datum.value_lo95)")
-            .mark_rule(strokeWidth=1.5)
-            .encode(y="value_lo95:Q", y2="value_hi95:Q")
-        )
+    errors = _error_bars(base, data, "value_lo95", "value_hi95")
+    if errors is not None:
+        layers.append(errors)
     if labelled:  # beside the diamond, away from the y axis and the plot's right edge
         sides = ((alt.datum.qd < qds[-1], "left", 9), (alt.datum.qd >= qds[-1], "right", -9))
         for keep, align, dx in sides:
@@ -296,12 +305,17 @@ def mix_sweep(
     """Throughput over the read share (100 % to 0 %) per ``series`` (in ``order``), the mix
     a review quotes ringed (:func:`~ssdlab.analysis.quoted_mix`), beside the sweep averages.
 
-    ``steps``: ``series``, ``read_pct``, ``value``, ``metric``; ``sweeps``: ``series``, ``avg``.
+    ``steps``: ``series``, ``read_pct``, ``value``, ``metric``; with ``value_lo95`` and
+    ``value_hi95`` (repeated steps), error bars show the 95 % interval; ``sweeps``:
+    ``series``, ``avg``.
     """
     metric = steps["metric"][0]
     order = _present(sweeps, order)
     color = _series_color(order)
-    data = steps.select("series", "read_pct", "value")
+    bars = "value_lo95" in steps.columns and steps["value_lo95"].is_not_null().any()
+    data = steps.select(
+        "series", "read_pct", "value", *(("value_lo95", "value_hi95") if bars else ())
+    )
     x = alt.X(
         "read_pct:Q",
         scale=alt.Scale(domain=[100, 0]),
@@ -323,7 +337,8 @@ def mix_sweep(
         .mark_point(size=260, strokeWidth=2.5, filled=False)
         .encode(y="value:Q")
     )
-    sweep_chart = (lines + ring).properties(
+    errors = _error_bars(base, data, "value_lo95", "value_hi95")
+    sweep_chart = alt.layer(lines, ring, *([errors] if errors is not None else [])).properties(
         width=HALF + 70, height=240, title=f"{metric} by read share"
     )
     averages = (
@@ -835,35 +850,37 @@ def consistency_overlay(series: pl.DataFrame, subject: str | None) -> alt.Chart:
     )
 
 
-def latency_percentiles(curves: pl.DataFrame, order: Sequence[str]) -> alt.Chart:
+def latency_percentiles(
+    curves: pl.DataFrame, order: Sequence[str], intervals: pl.DataFrame | None = None
+) -> alt.Chart | alt.LayerChart:
     """Latency against percentile on the 'nines' scale (90, 99, 99.9 ...), log latency.
 
-    ``curves``: ``series``, ``nines``, ``percentile``, ``lat_ns``.
+    ``curves``: ``series``, ``nines``, ``percentile``, ``lat_ns``. ``intervals`` (repeated
+    steps, :func:`~ssdlab.analysis.repeats.percentile_intervals`): ``series``,
+    ``percentile``, ``lo95_ns``, ``hi95_ns``, drawn as error bars at those percentiles.
     """
     data = curves.filter(pl.col("lat_ns") > 0).with_columns(us=pl.col("lat_ns") / 1e3)
     data = data.select("series", "nines", "percentile", "us")
     top = max(data["nines"].max() or 0, 1)
-    return (
+    x = alt.X(
+        "nines:Q",
+        title="Percentile",
+        scale=alt.Scale(domain=[0, top], nice=False),
+        axis=axis(
+            values=list(range(int(top) + 1)),
+            labelExpr="datum.value == 0 ? '0' : format(100 - 100 * pow(10, -datum.value), '.6~f')",
+        ),
+    )
+    color = alt.Color(
+        "series:N", sort=list(order), title=None, legend=alt.Legend(orient="right", labelLimit=260)
+    )
+    curve = (
         alt.Chart(data)
         .mark_line(interpolate="step-after")
         .encode(
-            x=alt.X(
-                "nines:Q",
-                title="Percentile",
-                scale=alt.Scale(domain=[0, top], nice=False),
-                axis=axis(
-                    values=list(range(int(top) + 1)),
-                    labelExpr="datum.value == 0 ? '0' : format(100 - 100 * pow(10, "
-                    "-datum.value), '.6~f')",
-                ),
-            ),
+            x=x,
             y=latency_y(),
-            color=alt.Color(
-                "series:N",
-                sort=list(order),
-                title=None,
-                legend=alt.Legend(orient="right", labelLimit=260),
-            ),
+            color=color,
             tooltip=[
                 alt.Tooltip("series:N", title="Workload"),
                 alt.Tooltip("percentile:Q", title="Percentile", format=".4~f"),
@@ -871,6 +888,36 @@ def latency_percentiles(curves: pl.DataFrame, order: Sequence[str]) -> alt.Chart
             ],
         )
         .properties(width=WIDTH - 240, height=300, title="Latency percentiles (from histograms)")
+    )
+    if intervals is None:
+        return curve
+    bars = intervals.filter(
+        pl.col("series").is_in(data["series"].unique().implode()) & (pl.col("lo95_ns") > 0)
+    ).select(
+        "series",
+        "percentile",
+        nines=-(1 - pl.col("percentile") / 100).log10(),
+        lo_us=pl.col("lo95_ns") / 1e3,
+        hi_us=pl.col("hi95_ns") / 1e3,
+    )
+    base = alt.Chart(bars).encode(
+        x=x,
+        color=color,
+        tooltip=[
+            alt.Tooltip("series:N", title="Workload"),
+            alt.Tooltip("percentile:Q", title="Percentile", format=".4~f"),
+            alt.Tooltip("lo_us:Q", title="95 % from (µs)", format=",.1f"),
+            alt.Tooltip("hi_us:Q", title="95 % to (µs)", format=",.1f"),
+        ],
+    )
+    errors = _error_bars(base, bars, "lo_us", "hi_us")
+    if errors is None:
+        return curve
+    return alt.layer(curve, errors).properties(
+        title=alt.Title(
+            "Latency percentiles (from histograms)",
+            subtitle="Bars: 95 % interval of fio's percentile over the repeats",
+        )
     )
 
 

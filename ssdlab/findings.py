@@ -25,7 +25,7 @@ from typing import Any
 import polars as pl
 
 from .analysis import Consistency, quoted_mix
-from .analysis.repeats import lead
+from .analysis.repeats import Lead, lead
 from .phrases import LABEL_RE, mix_phrase, parse_qd, qd_phrase, rephrase, workload_phrase
 from .tables import format_bw, format_duration, format_iops, format_latency, format_number
 from .units import MB
@@ -465,17 +465,27 @@ def leads(scores: pl.DataFrame) -> list[str]:
     return [sentence for _, sentence in sorted(found, key=lambda f: -f[0])]
 
 
+def _repeats_lead(
+    mine: Sequence[float] | None, theirs: Sequence[float] | None, higher: bool
+) -> Lead | None:
+    """With two or more positive repeats on both sides, how far ``mine`` leads ``theirs``
+    (:func:`~ssdlab.analysis.repeats.lead`; the lower figure leads when not ``higher``, as
+    latency); else None."""
+    if not mine or not theirs or min(len(mine), len(theirs)) < 2 or min(*mine, *theirs) <= 0:
+        return None
+    return lead(mine, theirs) if higher else lead(theirs, mine)
+
+
 def _noise(
     first: Mapping[str, Any], second: Mapping[str, Any], higher: bool
 ) -> tuple[float, str] | None:
     """With repeats on both sides, the lead of ``first`` over ``second`` with its 95 %
     interval (:func:`~ssdlab.analysis.repeats.lead`): ``(ratio to sort by, a sentence
     template with {a}, {b}, {test}, {shown})``, ratio 1 when within the noise; else None."""
-    mine, theirs = first.get("repeats"), second.get("repeats")
-    if not mine or not theirs or min(len(mine), len(theirs)) < 2 or min(*mine, *theirs) <= 0:
+    found = _repeats_lead(first.get("repeats"), second.get("repeats"), higher)
+    if found is None:
         return None
-    found = lead(mine, theirs) if higher else lead(theirs, mine)
-    size = f"{abs(found.pct):.0f} % ± {found.plus_minus_pct:.0f} %"
+    size = f"{found.size_pct:.0f} % ± {found.plus_minus_pct:.0f} %"
     if not found.significant:
         return 1.0, f"{{a}} and {{b}} differ by {size} in {{test}} ({{shown}}): within the noise."
     if found.pct < 0:  # the median and the repeats' mean disagree: say nothing of the noise
@@ -503,8 +513,10 @@ def rivals(comparison: pl.DataFrame, subject: str, limit: int = 3) -> list[str]:
 
     ``comparison``: one row per compared item and rival: ``rival``, ``item`` (a workload
     phrase or a test), ``measure`` (``IOPS``, ``p99.99 latency``...), ``metric``,
-    ``higher_is_better``, ``value`` (the subject's), ``rival_value``. Differences under 5 %
-    are neither; up to ``limit`` of each, largest first.
+    ``higher_is_better``, ``value`` (the subject's), ``rival_value``; with ``repeats`` and
+    ``rival_repeats`` (steps run with ``--repeat``), a difference within the noise of the
+    repeats (:func:`~ssdlab.analysis.repeats.lead`) is neither and is named apart.
+    Differences under 5 % are neither; up to ``limit`` of each, largest first.
     """
     sentences = []
     usable = comparison.filter(
@@ -517,7 +529,14 @@ def rivals(comparison: pl.DataFrame, subject: str, limit: int = 3) -> list[str]:
     for rival in comparison["rival"].unique(maintain_order=True).to_list():
         if rival == subject:
             continue
-        rows = usable.filter(pl.col("rival") == rival)
+        rows, noisy = _within_noise(usable.filter(pl.col("rival") == rival))
+        if noisy:
+            listed = "; ".join(noisy[:limit])
+            sentences.append(
+                f"Against {rival}, {subject} differs within the noise of the repeats in "
+                f"{_plural(len(noisy), 'like-for-like measurement')} (not significant, "
+                f"neither win nor deficit): {listed}."
+            )
         if not rows.height:
             continue
         advantage = (
@@ -550,6 +569,24 @@ def rivals(comparison: pl.DataFrame, subject: str, limit: int = 3) -> list[str]:
             largest = "largest " + (word if len(listed) > 1 else word[:-1])
             sentences.append(f"Against {rival}, {subject}'s {largest}: {'; '.join(listed)}.")
     return sentences
+
+
+def _within_noise(rows: pl.DataFrame) -> tuple[pl.DataFrame, list[str]]:
+    """``rows`` of :func:`rivals` without those whose difference lies within the noise of
+    both sides' repeats, and those, described (``IOPS in 4K random read at QD1 (20 % ±
+    160 %)``)."""
+    if "repeats" not in rows.columns or "rival_repeats" not in rows.columns:
+        return rows, []
+    keep, noisy = [], []
+    for row in rows.iter_rows(named=True):
+        found = _repeats_lead(row["repeats"], row["rival_repeats"], row["higher_is_better"])
+        keep.append(found is None or bool(found.significant))
+        if not keep[-1] and found is not None:
+            what = _what(row["metric"], row.get("measure"))
+            noisy.append(
+                f"{what} in {row['item']} ({found.size_pct:.0f} % ± {found.plus_minus_pct:.0f} %)"
+            )
+    return rows.filter(pl.Series(keep, dtype=pl.Boolean)), noisy
 
 
 def like_for_like(differences: Iterable[Mapping[str, Any]]) -> list[str]:

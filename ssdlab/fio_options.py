@@ -25,8 +25,13 @@ import math
 import os.path
 import re
 from collections.abc import Collection, Mapping
+from typing import TYPE_CHECKING
 
 from .errors import SuiteError
+from .units import parse_size
+
+if TYPE_CHECKING:
+    from .suite import Step
 
 #: fio option (and alias) -> the step field that sets it
 STEP_FIELDS: dict[str, str] = {
@@ -129,7 +134,8 @@ SAFE_ENGINES = frozenset(
 _NAME = re.compile(r"[a-z][a-z0-9_-]*")
 _VALUE = re.compile(r"[A-Za-z0-9_.,:/%+-]+")
 _CONTROL = re.compile(r"[\x00-\x1f\x7f]")
-_TARGET_BAD = re.compile(r"[\x00-\x1f\x7f$\\]")
+_SHARE = re.compile(r"(\d+(?:\.\d+)?)%")
+_TARGET_BAD = re.compile(r"[\x00-\x1f\x7f$\\#;]")
 
 
 def fio_value(value: str | int | float | bool) -> str:
@@ -251,12 +257,66 @@ def writes(rw_writes: bool, ioengine: str, options: Collection[str]) -> bool:
     return rw_writes or ioengine not in SAFE_ENGINES or not WRITING.isdisjoint(options)
 
 
+def option_bytes(
+    name: str, value: str | int | float | bool, target_bytes: int | None
+) -> int | None:
+    """Bytes in the size-like option ``name``: a fio size, or a share (``10%``) of
+    ``target_bytes`` rounded up (None when that is not known); SuiteError for anything else."""
+    text = fio_value(value).strip()
+    if share := _SHARE.fullmatch(text):
+        return None if target_bytes is None else math.ceil(target_bytes * float(share[1]) / 100)
+    try:
+        return parse_size(text)
+    except ValueError:
+        raise SuiteError(
+            f"option {name!r}: {text!r} is neither a size (e.g. 64m) nor a share of the target "
+            "(e.g. 10%)"
+        ) from None
+
+
+def furthest_byte(step: Step, target_bytes: int | None) -> int | None:
+    """Where the furthest I/O of ``step``'s jobs may end, in bytes from the target's start:
+    ``offset`` + ``offset_increment`` x (``numjobs`` - 1) + ``size``, a share ``offset``
+    aligned up to ``offset_align`` (else ``bs``; fio aligns to the smallest block, never
+    more). fio grows a file target to that end: a file shorter than it is no limit.
+
+    None when fio itself keeps the jobs inside the target (checked with fio 3.33): without
+    ``size`` each job works to the target's end, with a share ``size`` fio cuts each job's
+    at the end, and a job starting past the end is an error; also None when a share of the
+    target decides and ``target_bytes`` is not known. ``io_size`` (``io_limit``,
+    ``number_ios``) only sets how much I/O is done inside that region; the options that
+    place I/O elsewhere (``zonemode``, ``zoneskip``, ``filesize``...) are on
+    :data:`GUARDED`."""
+    if not step.size or _SHARE.fullmatch(step.size.strip()):
+        return None
+    end = parse_size(step.size)
+    if step.offset:
+        offset = option_bytes("offset", step.offset, target_bytes)
+        if offset is None:
+            return None
+        if _SHARE.fullmatch(step.offset.strip()):
+            align = option_bytes("offset_align", step.options.get("offset_align", 0), None)
+            offset = -(-offset // (align or step.bs_bytes)) * (align or step.bs_bytes)
+        end += offset
+    increment = step.options.get("offset_increment")
+    if increment is not None and step.numjobs > 1:
+        each = option_bytes("offset_increment", increment, target_bytes)
+        if each is None:
+            return None
+        end += each * (step.numjobs - 1)
+    return end
+
+
 def check_target(path: str) -> None:
     """SuiteError unless ``path`` can be a job file's ``filename``: no control character,
-    ``$`` (fio expands variables) or ``\\`` (fio's escape), no blank at either end (fio strips
-    it). A ``:``, fio's separator of file names, is escaped by :func:`target_value`."""
+    ``$`` (fio expands variables), ``\\`` (fio's escape), ``#`` or ``;`` (fio 3.33 ends the
+    value there, as a comment, and has no escape for them), no blank at either end (fio
+    strips it). A ``:``, fio's separator of file names, is escaped by :func:`target_value`;
+    fio takes every other character (``=``, ``[``, ``%``, quotes, blanks inside) as it is."""
     if found := _TARGET_BAD.search(path):
         problem = f"it holds {found[0]!r}"
+        if found[0] in "#;":
+            problem += " (fio would read the rest as a comment and open another file)"
     elif path != path.strip():
         problem = "it starts or ends with a blank"
     else:

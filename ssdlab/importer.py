@@ -25,11 +25,14 @@ saved under a log's name) is numbered after the others.
 
 from __future__ import annotations
 
+import contextlib
 import io
+import operator
 import os
 import re
 import shutil
 import stat
+import tempfile
 from collections.abc import Callable, Iterable
 from concurrent.futures import Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass, field
@@ -38,7 +41,7 @@ from pathlib import Path
 import polars as pl
 
 from . import __version__
-from .atomic import write_bytes_atomic
+from .atomic import fsync_dir, write_error
 from .errors import InputError
 from .io.fio_formats import SNIFF_BYTES, sniff
 from .io.fio_json import FioRows, parse_fio_json
@@ -64,8 +67,10 @@ from .pipeline import (
 
 FIRST_READ = 2**16  # one read() takes a file this small whole
 KEEP_BYTES = 64 * 2**20  # files up to this size are kept from one read; larger: read again
-BATCH_BYTES = 4 * 2**20  # log bytes per batch of time series
+BATCH_BYTES = 2**20  # log bytes per batch of time series
 PENDING = 2  # batches read ahead of the worker
+_OPEN_FLAGS = os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC  # O_NONBLOCK: a FIFO does not block
+_OPEN_REGULAR = _OPEN_FLAGS | os.O_NOFOLLOW  # a file found regular: a link put in its place fails
 NO_RESULT_NAMES = "fio log that no imported JSON result names (write_*_log prefix)"
 
 
@@ -109,26 +114,54 @@ def walk_files(paths: Iterable[Path], out: Path) -> tuple[list[str], dict[str, s
     """Every file under ``paths`` but the results directory ``out``, as strings (cheaper
     than Path objects by the ten thousand), and the paths left out with why: directories
     that cannot be read, names that are not UTF-8 (nothing could name them in the results)."""
-    files: list[str] = []
+    files, skipped = _walk(paths, out)
+    return list(files), skipped
+
+
+_NAME = operator.attrgetter("name")
+
+
+def _walk(paths: Iterable[Path], out: Path) -> tuple[dict[str, bool], dict[str, str]]:
+    """:func:`walk_files`, each file with whether its directory entry says it is a regular
+    file (then it needs no stat before it is read). Directories are walked as
+    :func:`os.walk` does (top-down, names sorted, symbolic links to directories not
+    followed), from :func:`os.scandir`'s entries."""
+    files: dict[str, bool] = {}  # once each, however the roots overlap
     skipped: dict[str, str] = {}
-
-    def unreadable(exc: OSError) -> None:
-        skipped[exc.filename] = f"cannot read directory: {exc.strerror}"
-
+    excluded = str(out)
     for root in paths:
         if not root.is_dir():
             if not root.exists():
                 raise InputError(f"{root}: no such file or directory")
-            files.append(str(root))  # what it is, read() says
+            files.setdefault(str(root), False)  # what it is, read() says
             continue
-        for dirpath, dirnames, filenames in os.walk(root, onerror=unreadable):
-            dirnames[:] = sorted(d for d in dirnames if os.path.join(dirpath, d) != str(out))
-            files += [f"{dirpath}{os.sep}{f}" for f in sorted(filenames)]
-    files = list(dict.fromkeys(files))  # once each, however the roots overlap
+        stack = [str(root)]
+        while stack:
+            directory = stack.pop()
+            try:
+                with os.scandir(directory) as listing:
+                    entries = sorted(listing, key=_NAME)
+            except OSError as exc:
+                skipped[exc.filename] = f"cannot read directory: {exc.strerror}"
+                continue
+            subdirs = []
+            for entry in entries:
+                try:
+                    is_dir = entry.is_dir()
+                except OSError:
+                    is_dir = False
+                if not is_dir:
+                    path = f"{directory}{os.sep}{entry.name}"
+                    files.setdefault(path, entry.is_file(follow_symlinks=False))
+                elif not entry.is_symlink():  # a link to a directory is not followed
+                    sub = os.path.join(directory, entry.name)
+                    if sub != excluded:
+                        subdirs.append(sub)
+            stack += reversed(subdirs)  # the first popped first: os.walk's order
     for path in files:
         if not path.isascii() and _shown(path) != path:
             skipped[path] = "file name is not UTF-8; rename it to import it"
-    return [f for f in files if f not in skipped], skipped
+    return {f: regular for f, regular in files.items() if f not in skipped}, skipped
 
 
 def _step_name(path: str, dirs: list[str]) -> str:
@@ -156,6 +189,14 @@ def _reading(path: str) -> str:
     return f"reading per-I/O log {_shown(path)}{size}"
 
 
+def _regular_stat(fd: int, path: str) -> os.stat_result:
+    """The stat of an open file; InputError saying what it is unless it is a regular file."""
+    info = os.fstat(fd)
+    if not stat.S_ISREG(info.st_mode):
+        read_bytes(Path(path), 0)  # raises the InputError that says what it is
+    return info
+
+
 class _Import:
     """One import's files, what each turned out to be, and its batches of time series:
     a result's logs are read (and checked, their lines counted) as soon as it is parsed,
@@ -163,7 +204,7 @@ class _Import:
 
     def __init__(
         self,
-        files: list[str],
+        files: dict[str, bool],
         dirs: list[str],
         strict: bool,
         on_file: Callable[[int, int], None] | None,
@@ -172,6 +213,7 @@ class _Import:
     ) -> None:
         self.index = LogIndex()
         self.named = {path: self.index.add(path) for path in files}  # the log type a name says
+        self.regular = files  # path -> known to be a regular file (its directory entry)
         self.dirs = dirs  # the roots that are directories, as step names are relative to them
         self.strict = strict
         self.on_file = on_file
@@ -195,20 +237,26 @@ class _Import:
     def _read(self, path: str, limit: int = KEEP_BYTES) -> tuple[bytes, bool]:
         """A regular file's bytes and True; or, when it is larger than ``limit``, its first
         bytes and False. Counted for progress. InputError for anything but a regular file
-        (a FIFO would block, ``/dev/zero`` never ends), OSError when it cannot be read."""
+        (a FIFO would block, ``/dev/zero`` never ends), OSError when it cannot be read. A
+        file its directory entry says is regular is opened without following a symbolic
+        link (one put in its place meanwhile is refused) and needs no stat unless its first
+        read fills the buffer."""
         self.done += 1
         if self.on_file and self.done % 1000 == 0:
             self.on_file(min(self.done, len(self.named)), len(self.named))
-        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
+        regular = self.regular.get(path, False)
+        fd = os.open(path, _OPEN_REGULAR if regular else _OPEN_FLAGS)
         try:
-            info = os.fstat(fd)
-            if not stat.S_ISREG(info.st_mode):
-                read_bytes(Path(path), 0)  # raises the InputError that says what it is
-            first = min(FIRST_READ, limit + 1, info.st_size + 1)
+            info = None if regular else _regular_stat(fd, path)
+            first = FIRST_READ if limit >= FIRST_READ else limit + 1
+            if info is not None and info.st_size < first:
+                first = info.st_size + 1
             data = os.read(fd, first)  # most files: whole in one read
             if len(data) < first:
                 return data, True
-            if limit < FIRST_READ or info.st_size > limit:
+            if limit < FIRST_READ:
+                return data, False
+            if (info or _regular_stat(fd, path)).st_size > limit:
                 return data, False
             return data + b"".join(iter(lambda: os.read(fd, 2**20), b"")), True
         finally:
@@ -329,7 +377,7 @@ def import_results(
         out_dir = Path(os.path.normpath(out.absolute()))
         try:
             with ThreadPoolExecutor(1, thread_name_prefix="ssdlab-import") as pool:
-                files, unreadable = walk_files(roots, out_dir)
+                files, unreadable = _walk(roots, out_dir)
                 dirs = [os.path.join(root, "") for root in roots if root.is_dir()]
                 run = _Import(files, dirs, strict, on_file, on_status, pool)
                 try:
@@ -400,12 +448,48 @@ def _import(
 
 
 def write_frames(out: Path, frames: dict[str, pl.DataFrame]) -> None:
-    """Write frames as Parquet, each atomically."""
-    out.mkdir(parents=True, exist_ok=True)
-    for name, frame in frames.items():
-        buf = io.BytesIO()
-        frame.write_parquet(buf)
-        write_bytes_atomic(frame_file(out, name), buf.getvalue())
+    """Write frames as Parquet, each atomically: every one to a temporary file beside its
+    own, the files synced together (one journal commit rather than two per frame), renamed,
+    then their folder synced once. SsdlabError (one line) when a file cannot be written;
+    the temporary files are removed."""
+    folder = out / FRAMES
+    written: list[tuple[int, str, Path]] = []  # (open temporary file, its name, frame file)
+    path = folder
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+        for name, frame in frames.items():
+            path = frame_file(out, name)
+            fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=folder)
+            written.append((fd, tmp, path))
+            buf = io.BytesIO()  # polars' own errors apart from the file's (a full disk)
+            frame.write_parquet(buf)
+            with os.fdopen(fd, "wb", closefd=False) as fh:
+                fh.write(buf.getbuffer())
+        with ThreadPoolExecutor(len(written) or 1) as pool:  # together: one journal commit
+            syncs = [pool.submit(_sync, fd, path) for fd, _, path in written]
+        for sync in syncs:
+            sync.result()
+        for _, tmp, path in written:
+            os.replace(tmp, path)
+        fsync_dir(folder)
+    except BaseException as exc:
+        for _, tmp, _ in written:
+            with contextlib.suppress(FileNotFoundError):
+                os.unlink(tmp)
+        if isinstance(exc, OSError):
+            raise write_error(path, exc) from None
+        raise
+    finally:
+        for fd, _, _ in written:
+            os.close(fd)
+
+
+def _sync(fd: int, path: Path) -> None:
+    """fsync the temporary file of ``path``; SsdlabError naming ``path`` when it fails."""
+    try:
+        os.fsync(fd)
+    except OSError as exc:
+        raise write_error(path, exc) from None
 
 
 def write_import(out: Path, manifest: Manifest, frames: dict[str, pl.DataFrame]) -> None:

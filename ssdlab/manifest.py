@@ -60,8 +60,11 @@ class LoadPoint(BaseModel):
     ``fraction`` of ``max_iops``) or ``unlimited`` (the workload unlimited after the rates).
     ``requested_iops`` is what the per-job ``rate_iops`` (as the job file has it) add up to;
     ``achieved_iops`` what fio measured (all jobs and directions); ``reached`` whether that is
-    at least ``reach`` x requested (None for unlimited steps and before the step ends). A
-    resumed run reuses the recorded rates."""
+    at least ``reach`` x requested (None for unlimited steps and before the step ends).
+    ``rounding`` says what whole per-job rates did to the load when they offer more than 1 %
+    off ``target_iops`` or raise a direction from 0 to 1 IOPS per job
+    (:meth:`ssdlab.suite.RateSplit.rounding_problem`; None otherwise). A resumed run reuses
+    the recorded rates."""
 
     sweep: str
     role: Literal["max", "rate", "unlimited"]
@@ -75,6 +78,7 @@ class LoadPoint(BaseModel):
     reach: float | None = None
     achieved_iops: float | None = None
     reached: bool | None = None
+    rounding: str | None = None
 
 
 class StepRecord(BaseModel):

@@ -7,11 +7,11 @@ from __future__ import annotations
 import re
 from typing import NamedTuple
 
-from .units import bs_label, parse_size
+from .units import MIXED_BS_LABEL, bs_label, parse_size
 
 #: a workload phrase: block size, access pattern, direction or mix, and optionally the QD
 WORKLOAD_RE = re.compile(
-    r"^(?P<bs>\d+(?:B|K|M|G|T))\s(?P<pattern>random|sequential)\s"
+    rf"^(?P<bs>\d+(?:B|K|M|G|T)|{MIXED_BS_LABEL})\s(?P<pattern>random|sequential)\s"
     r"(?P<mix>read|write|mixes|\d{1,3}/\d{1,3})"
     r"(?:\sat\s(?P<qd>QD\d+(?:\s\(\d+\sjobs\sx\sQD\d+\))?))?$"
 )
@@ -21,7 +21,7 @@ QD_RE = re.compile(
 )
 #: a workload label as :mod:`ssdlab.analysis` writes it: ``4K random 70/30 QD128 (4 × 32)``
 LABEL_RE = re.compile(
-    r"^(?P<bs>\d+(?:B|K|M|G|T))\s(?P<pattern>random|sequential)\s"
+    rf"^(?P<bs>\d+(?:B|K|M|G|T)|{MIXED_BS_LABEL})\s(?P<pattern>random|sequential)\s"
     r"(?P<mix>read|write|\d{1,3}/\d{1,3})\s(?P<qd>QD\d+(?:\s\(\d+(?:\sjobs)?\s[x×]\s(?:QD)?\d+\))?)"
     r"(?P<rest>.*)$"
 )
@@ -31,7 +31,7 @@ class Workload(NamedTuple):
     """What a workload phrase says: block size, pattern, read share (None: a mix sweep) and
     queue depth (iodepth, numjobs; None when the phrase names none)."""
 
-    bs_bytes: int
+    bs_bytes: int | None  # None: a job mixing sizes (bssplit, bsrange)
     pattern: str
     read_pct: int | None
     iodepth: int | None = None
@@ -54,7 +54,7 @@ def qd_phrase(iodepth: int, numjobs: int = 1) -> str:
 
 def workload_phrase(
     pattern: str,
-    bs_bytes: int,
+    bs_bytes: int | None,
     read_pct: int | None,
     iodepth: int | None = None,
     numjobs: int = 1,
@@ -63,7 +63,7 @@ def workload_phrase(
     ``read_pct`` of None names a mix sweep (``4K random mixes at QD32``); no ``iodepth``, no
     QD part."""
     what = "mixes" if read_pct is None else mix_phrase(read_pct)
-    phrase = f"{bs_label(int(bs_bytes))} {pattern} {what}"
+    phrase = f"{bs_label(bs_bytes)} {pattern} {what}"
     return phrase if iodepth is None else f"{phrase} at {qd_phrase(iodepth, numjobs)}"
 
 
@@ -103,7 +103,7 @@ def parse_workload(text: str) -> Workload | None:
     if m["qd"] and qd is None:
         return None
     return Workload(
-        parse_size(m["bs"].removesuffix("B").lower() or "0"),
+        None if m["bs"] == MIXED_BS_LABEL else parse_size(m["bs"].removesuffix("B").lower()),
         m["pattern"],
         share,
         *(qd if qd else (None, None)),

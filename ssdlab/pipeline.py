@@ -117,18 +117,24 @@ def result_jobs(fio: FioJson, path: Path) -> pl.DataFrame:
     return jobs
 
 
-def native_steps(results_dir: Path, manifest: Manifest) -> list[StepData]:
-    """The loadable steps of a native run, parsed. An interrupted step whose output cannot
-    be read is left out; an ``ok`` one is an error."""
+def native_steps(
+    results_dir: Path, manifest: Manifest, damaged: list[str] | None = None
+) -> list[StepData]:
+    """The loadable steps of a native run, parsed. A step whose output cannot be read is
+    left out: quietly when it was interrupted; an ``ok`` one is an error, or a line in
+    ``damaged`` when it is given."""
     steps = []
     for record in manifest.steps:
         if record.status not in LOADABLE:
             continue
         try:
             steps.append(read_step(results_dir, record))
-        except InputError:
-            if record.status == "ok":
+        except InputError as exc:
+            if record.status != "ok":
+                continue
+            if damaged is None:
                 raise
+            damaged.append(f"{exc}; step {record.name} left out")
     return steps
 
 
@@ -333,3 +339,54 @@ def latency_intervals_frame(
     series = pl.concat(frames) if frames else pl.DataFrame(schema=LATENCY_INTERVALS_SCHEMA)
     series = series.sort("step_index", "job_index", "direction", "t_s")
     return _tagged(series, manifest, _step_table(steps), _job_hosts(manifest, summary))
+
+
+HIST_LOG_BINS_SCHEMA = {
+    "step_index": pl.Int64,
+    "direction": pl.String,
+    "time_ms": pl.Int64,
+    "n_bins": pl.Int64,
+    "bin": pl.Int64,
+    "count": pl.Int64,
+}
+
+
+def hist_log_bins_frame(
+    results_dir: Path, manifest: Manifest, step_indexes: Sequence[int]
+) -> pl.DataFrame:
+    """The completion-latency histogram logs of a native run's steps ``step_indexes``, read
+    once (:data:`HIST_LOG_BINS_SCHEMA`): per step, direction (reads and writes), row time
+    (``time_ms`` from the step's first logged row: the logs' epoch milliseconds would cut
+    slices at clock boundaries) and bin (of a layout of ``n_bins``), the I/Os of every thread
+    and job summed. Empty for an import (its logs were read when it was imported)."""
+    from .io.fio_hist import read_fio_hist_log  # numpy only when a run's logs are judged
+
+    frames = []
+    wanted = set(step_indexes)
+    for record in manifest.steps if manifest.source == "run" else []:
+        if record.index not in wanted:
+            continue
+        if not (layout.step_dir(results_dir, record) / layout.FIO_JSON).is_file():
+            continue
+        logs = [
+            read_fio_hist_log(log.path)
+            for log in read_step(results_dir, record).logs
+            if log.kind == "clat_hist"
+        ]
+        first = min((hist["time_ms"].min() for hist, _ in logs if hist.height), default=0)
+        frames += [
+            hist.filter(pl.col("direction") != "trim").select(
+                step_index=pl.lit(record.index, pl.Int64),
+                direction="direction",
+                time_ms=pl.col("time_ms") - first,
+                n_bins=pl.lit(meta["n_bins"], pl.Int64),
+                bin="bin",
+                count="count",
+            )
+            for hist, meta in logs
+        ]
+    if not frames:
+        return pl.DataFrame(schema=HIST_LOG_BINS_SCHEMA)
+    keys = ["step_index", "direction", "time_ms", "n_bins", "bin"]
+    summed = pl.concat(frames).group_by(keys).agg(pl.col("count").sum())
+    return summed.sort(keys).cast(HIST_LOG_BINS_SCHEMA)

@@ -7,8 +7,10 @@ The suite bar counts planned seconds honestly: a round block counts every round 
 rounds it no longer needs are taken off (:meth:`RunDisplay.add_planned`) and the bar moves on.
 Steps finished before a resume count as done (:meth:`RunDisplay.skip`), so a resumed run's bar
 starts where the run stopped. A step's progress comes from fio's own ETA when fio reports one
-(a local fio) and from the time it has run otherwise (a fleet's fio clients print no status
-while they write JSON, so the fleet shows elapsed time and the hosts still running).
+(a local fio) and from the time it has run otherwise (a fleet's step: its hosts may run at
+different paces). On a fleet each host fio reports live (:mod:`ssdlab.fleet.live`) gets a row
+of its own with fio's progress, ETA and rates, and the step's row shows the rates summed over
+its hosts; other hosts show only in the count of hosts still running.
 """
 
 from __future__ import annotations
@@ -55,6 +57,7 @@ class RunDisplay:
         self._step_started: float | None = None  # time.monotonic() at the step's start
         self._step_left: float | None = None  # fio's ETA of the running step
         self._live_text = ""
+        self._hosts: dict[str, tuple[TaskID, FioStatus]] = {}  # a fleet's hosts' live rows
         self._progress = Progress(
             TextColumn("{task.description}", style="bold"),
             BarColumn(),
@@ -130,6 +133,7 @@ class RunDisplay:
             self._step_started = time.monotonic()
             self._step_left = None
             self._live_text = ""
+            self._clear_hosts()
             if self._step is not None:
                 self._progress.remove_task(self._step)
             self._step = self._progress.add_task(
@@ -155,6 +159,36 @@ class RunDisplay:
             self._live_text = text
             self._refresh()
 
+    def host_status(self, name: str, status: FioStatus | None) -> None:
+        """A fleet host's live status in the running step (None: the step ended there)."""
+        with self._lock:
+            row = self._hosts.pop(name, None)
+            if status is None or self._step is None:
+                if row is not None:
+                    self._progress.remove_task(row[0])
+                self._refresh()
+                return
+            # a pulsing bar until fio knows how far the host is
+            task = (
+                row[0]
+                if row
+                else self._progress.add_task(f"  {name}", total=None, eta="?", live="")
+            )
+            self._hosts[name] = (task, status)
+            self._progress.update(
+                task,
+                total=None if status.percent is None else 100,  # None: unchanged
+                completed=status.percent or 0,
+                eta=_hms(status.eta_s) if status.eta_s is not None else "?",
+                live=_rate(status.iops, status.bw_bytes_s),
+            )
+            self._refresh()
+
+    def _clear_hosts(self) -> None:
+        for task, _ in self._hosts.values():
+            self._progress.remove_task(task)
+        self._hosts.clear()
+
     def end_step(self, message: str) -> None:
         self.complete_step()
         self.print(message)
@@ -167,6 +201,7 @@ class RunDisplay:
                 self._done_s = min(self._total_s, self._done_s + self._step_planned)
             self._step_started = None
             self._step_left = None
+            self._clear_hosts()
             if self._step is not None:
                 self._progress.update(self._step, completed=self._step_planned, eta=_hms(0))
             self._refresh()
@@ -186,9 +221,14 @@ class RunDisplay:
         with self._lock:
             done, left = self._step_progress()
             if self._step is not None and self._step_started is not None:
-                self._progress.update(
-                    self._step, completed=done, eta=_hms(left), live=self._live_text
-                )
+                live = self._live_text
+                if self._hosts:
+                    rates = [status for _, status in self._hosts.values()]
+                    total = _rate(
+                        sum(s.iops or 0 for s in rates), sum(s.bw_bytes_s or 0 for s in rates)
+                    )
+                    live = f"{live}  {total}" if live else total
+                self._progress.update(self._step, completed=done, eta=_hms(left), live=live)
             running = self._step_started is not None
             after = max(0.0, self._total_s - self._done_s - (self._step_planned if running else 0))
             self._progress.update(

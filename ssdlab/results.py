@@ -120,6 +120,10 @@ class Results(Frames):
     path: Path
     manifest: Manifest
     extra: dict[str, pl.DataFrame] = field(default_factory=dict)
+    #: files of a native run that could not be read, each with what was left out because of
+    #: it (a step whose ``fio.json`` is unreadable; a step's time series or latency intervals
+    #: when one of its logs is): one line each, ``PATH: reason; what``
+    damaged: list[str] = field(default_factory=list)
 
     def __getattr__(self, name: str) -> pl.DataFrame:
         extra = self.__dict__.get("extra", {})
@@ -151,36 +155,40 @@ def load(results_dir: str | Path) -> Results:
     """Load an ssdlab results directory (a native run or an import) as tidy frames.
 
     Steps whose manifest status is not ``ok`` or ``interrupted`` are left out; the
-    ``status`` column tells interrupted steps apart.
+    ``status`` column tells interrupted steps apart. A file that cannot be read leaves out
+    only what depends on it and is listed in ``damaged``.
     """
     path = Path(results_dir)
     manifest = Manifest.load(path)
     if manifest.source == "import":
         return _results(RunContext(path, manifest), _imported(path))
-    steps = native_steps(path, manifest)
+    damaged: list[str] = []
+    steps = native_steps(path, manifest, damaged)
     series, bad = series_of(*step_logs(steps))
-    if bad:  # an interrupted step with a bad log is left out; an ok one is an error
+    if bad:  # an interrupted step with a bad log is left out; an ok one keeps fio's figures
         owner = {log.path: step.record for step in steps for log in step.logs}
         for log, reason in sorted(bad.items(), key=lambda item: owner[item[0]].index):
             if owner[log].status == "ok":
-                raise InputError(f"{log}: {reason}")
+                damaged.append(f"{log}: {reason}; step {owner[log].name}'s time series left out")
         broken = {owner[log].index for log in bad}
-        steps = [s for s in steps if s.record.index not in broken]
-        series = series.filter(~pl.col("step_index").is_in(list(broken)))
+        steps = [s for s in steps if s.record.index not in broken or s.record.status == "ok"]
+        series = series.filter(~pl.col("step_index").is_in(list(broken)))  # never partial sums
     context = RunContext(path, manifest, steps)
     if not steps:
         raise InputError(f"{path}: no completed step to load (run status: {manifest.status})")
     frames = core_frames(manifest, context.steps)
     frames["timeseries"] = timeseries_frame(manifest, context.steps, series, frames["summary"])
 
-    def bad_hist_log(step: StepData, log: str, reason: str) -> None:
-        if step.record.status == "ok":  # an interrupted step's intervals are left out
-            raise InputError(f"{log}: {reason}")
+    unread: set[int] = set()
 
-    frames["latency_intervals"] = latency_intervals_frame(
-        manifest, context.steps, frames["summary"], bad_hist_log
-    )
-    return _results(context, frames)
+    def bad_hist_log(step: StepData, log: str, reason: str) -> None:
+        unread.add(step.record.index)  # an interrupted step's intervals are left out quietly
+        if step.record.status == "ok":
+            damaged.append(f"{log}: {reason}; step {step.record.name}'s latency intervals left out")
+
+    intervals = latency_intervals_frame(manifest, context.steps, frames["summary"], bad_hist_log)
+    frames["latency_intervals"] = intervals.filter(~pl.col("step_index").is_in(list(unread)))
+    return _results(context, frames, damaged)
 
 
 def load_frames(results_dir: str | Path, names: Sequence[str]) -> dict[str, pl.DataFrame]:
@@ -225,9 +233,12 @@ def _imported(path: Path) -> dict[str, pl.DataFrame]:
     return frames
 
 
-def _results(context: RunContext, frames: dict[str, pl.DataFrame]) -> Results:
+def _results(
+    context: RunContext, frames: dict[str, pl.DataFrame], damaged: Sequence[str] = ()
+) -> Results:
     rounds, steady = steady_frames(context.manifest)
     return Results(
+        damaged=list(damaged),
         **{
             n: front(frames[n], SUMMARY_FIRST if n == "summary" else ID_COLUMNS) for n in FIO_FRAMES
         },

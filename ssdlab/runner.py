@@ -31,7 +31,7 @@ from typing import Literal
 import polars as pl
 from rich.console import Console
 
-from . import __version__
+from . import __version__, fio_options
 from .analysis.repeats import interval
 from .analysis.steady_state import steady_round
 from .console import plural
@@ -48,7 +48,7 @@ from .session import guard_run, open_manifest, set_up_local
 from .suite import Rounds, Step, Suite, Sweep, split_rate
 from .tables import format_bw, format_iops
 from .target import purge
-from .units import parse_size
+from .units import format_size
 
 __all__ = [
     "RunHook",
@@ -69,12 +69,10 @@ DEFAULT_FILE_BYTES = 2**30
 OnError = Literal["stop", "continue"]
 
 
-def _needs(step: Step) -> int | None:
-    """Bytes of the target a step works on: its absolute size + offset; None for a share."""
-    if not step.size or "%" in step.size:
-        return None
-    offset = parse_size(step.offset) if step.offset and "%" not in step.offset else 0
-    return parse_size(step.size) + offset
+def _needs(step: Step, target_bytes: int | None = None) -> int | None:
+    """Bytes of the target a step's jobs reach (:func:`fio_options.furthest_byte`); None
+    when fio keeps them inside the target or a share of a target not known yet decides."""
+    return fio_options.furthest_byte(step, target_bytes)
 
 
 def default_file_size(suite: Suite, scale: float = 1.0) -> int:
@@ -85,17 +83,38 @@ def default_file_size(suite: Suite, scale: float = 1.0) -> int:
     return max(needs, default=int(DEFAULT_FILE_BYTES * scale))
 
 
+def _span(step: Step, target_bytes: int) -> int:
+    """Bytes a step's I/O spans in a target of ``target_bytes``: its size (absolute or a
+    share), else the target past its offset."""
+    if step.size:
+        return fio_options.option_bytes("size", step.size, target_bytes) or 0
+    offset = fio_options.option_bytes("offset", step.offset, target_bytes) if step.offset else 0
+    return target_bytes - (offset or 0)
+
+
 def check_fits(suite: Suite, target: TargetInfo) -> None:
-    """SsdlabError when a step's absolute size + offset does not fit in ``target``."""
+    """SsdlabError when a step's absolute size + offset does not fit in ``target``, or its
+    block is larger than the span it works on (fio would refuse the step when it starts)."""
     if target.size_bytes is None:
         return
     for step in suite.all_steps():
-        needs = _needs(step)
+        needs = _needs(step, target.size_bytes)
         if needs is not None and needs > target.size_bytes:
+            reach = (
+                "offset + offset_increment x (numjobs - 1) + size"
+                if "offset_increment" in step.options
+                else "size + offset"
+            )
             raise SsdlabError(
-                f"step '{step.name}' needs {needs} bytes of the target (size + offset) but "
-                f"{target.path} holds {target.size_bytes}; give a larger --target-size or "
+                f"step '{step.name}' needs {needs:,} bytes of the target ({reach}) but "
+                f"{target.path} holds {target.size_bytes:,}; give a larger --target-size or "
                 "another target"
+            )
+        span = _span(step, target.size_bytes)
+        if step.bs_bytes > span:
+            raise SsdlabError(
+                f"step '{step.name}': its block ({format_size(step.bs_bytes)}) is larger than "
+                f"the {format_size(span)} it works on in {target.path}; fio would refuse it"
             )
 
 
@@ -222,17 +241,21 @@ def _load_header(load: LoadPoint) -> str:
         f"{load.numjobs} job(s) x rate_iops={per}{mix} per job, each rounded to whole IOPS "
         f"so the jobs add up to it ({load.fraction:g} x {load.max_iops:.0f} "
         f"{load.max_from} = {load.target_iops:.1f})"
+        + (f"; ROUNDED: {load.rounding}" if load.rounding else "")
     )
 
 
 def _judge_load(record: StepRecord, achieved: float) -> str:
     """Record a sweep step's achieved IOPS and, for a rate, whether it reached its rate
-    (a note on the record when it did not); the headline's addition."""
+    (a note on the record when it did not, and when rounding moved it); the headline's
+    addition."""
     load = record.load
     assert load is not None
     load.achieved_iops = achieved
     if load.role != "rate" or not load.requested_iops:
         return ""
+    if load.rounding:
+        record.notes.append(f"rate rounded: {load.rounding}")
     share = achieved / load.requested_iops
     load.reached = share >= (load.reach or 0)
     said = f"{share * 100:.1f} % of {format_iops(load.requested_iops)} requested"
@@ -386,6 +409,8 @@ class SuiteSteps:
         header = f"ssdlab {__version__}: suite {manifest.suite}, step {step.name}"
         if record.load is not None:
             header += f", {_load_header(record.load)}"
+            if record.load.rounding:
+                executor.display.print(f"{step.name}: ROUNDED rate: {record.load.rounding}")
         job = job_file(
             step,
             target.path,
@@ -461,6 +486,7 @@ class SuiteSteps:
                     rate_iops=rate,
                     numjobs=split.numjobs,
                     reach=spec.reach,
+                    rounding=split.rounding_problem(),
                 )
             self.step(sweep.rate_step(fraction, rate), sweep.name, load=point)
         if sweep.unlimited_name is not None:

@@ -19,14 +19,17 @@ from pathlib import Path
 from typing import Any
 
 from . import __version__
+from .atomic import write_error
 from .errors import SsdlabError
 from .fio import fio_version, raise_keyboard_interrupt
 from .layout import LOCK_FILE, MANIFEST, RESERVE
 from .lock import results_lock
 from .manifest import Manifest, TargetInfo, new_run_id, now
+from .repeat import split_repeat
 from .suite import Suite
 from .sysinfo import host_info
 from .target import plan_target, prepare_target, release_target
+from .units import format_size
 
 #: written at the start of a run and removed to make room for the manifest when the file
 #: system fills up
@@ -77,6 +80,34 @@ def target_differences(old: TargetInfo, new: TargetInfo) -> list[str]:
     return differences
 
 
+def _repeats(steps: list[dict[str, Any]]) -> int:
+    """The ``--repeat`` a suite definition's steps were made with (1: none)."""
+    return max((split_repeat(str(step.get("name")))[1] for step in steps), default=1)
+
+
+def suite_differences(name: str, old: dict[str, Any] | None, new: dict[str, Any]) -> list[str]:
+    """How the suite definition ``new`` differs from the ``old`` one a run ran: ``--repeat``,
+    then the steps added, removed or changed (repeats aside), else its other settings."""
+    if old is None:
+        return [f"suite {name!r} without a recorded definition"]
+    differences = []
+    if (was := _repeats(old["steps"])) != (asked := _repeats(new["steps"])):
+        differences.append(f"--repeat {was} → {asked}")
+    before, after = ({s.get("name"): s for s in d["steps"]} for d in (old, new))
+    added = [n for n in after if n not in before and split_repeat(str(n))[1] == 1]
+    removed = [n for n in before if n not in after and split_repeat(str(n))[1] == 1]
+    changed = [n for n in after if n in before and after[n] != before[n]]
+    for what, names in (("added", added), ("removed", removed), ("changed", changed)):
+        if names:
+            differences.append(f"suite {name!r}: steps {what}: {', '.join(map(str, names))}")
+    rest = {k: v for k, v in old.items() if k != "steps"} != {
+        k: v for k, v in new.items() if k != "steps"
+    }
+    if rest or not differences:
+        differences.append(f"suite {name!r} with other settings")
+    return differences
+
+
 def _settings(values: Mapping[str, str] | Collection[str]) -> str:
     if isinstance(values, Mapping):
         values = [f"{k}={v}" for k, v in sorted(values.items())]
@@ -113,7 +144,7 @@ def open_manifest(
     manifest = Manifest.load(out)
     differences = []
     if manifest.suite_definition != definition:
-        differences.append(f"suite {manifest.suite!r} with other steps or settings")
+        differences += suite_differences(manifest.suite, manifest.suite_definition, definition)
     if label is not None and label != manifest.label:
         differences.append(f"label {manifest.label!r} → {label!r}")
     if None not in (params, manifest.params) and dict(params or {}) != manifest.params:
@@ -126,11 +157,11 @@ def open_manifest(
     if scale is not None and scale != manifest.scale:
         differences.append(f"--scale {manifest.scale:g} → {scale:g}")
     recorded = manifest.target
-    if target_info is not None and recorded is not None:
-        differences += target_differences(recorded, target_info)
+    moved = target_differences(recorded, target_info) if target_info and recorded else []
+    differences += moved
     if differences:
         held = f"target {_describe(recorded)}" if recorded else f"suite {manifest.suite!r}"
-        asked = f"; this command targets {_describe(target_info)}" if target_info else ""
+        asked = f"; this command targets {_describe(target_info)}" if moved and target_info else ""
         raise SsdlabError(
             f"--out {out} holds a run of {held}{asked}: {'; '.join(differences)}; "
             "use another --out to start a new run"
@@ -190,8 +221,15 @@ def guard_run(out: Path, what: str) -> Iterator[None]:
     try:
         with results_lock(out, what), _run_signals():
             reserve = out / RESERVE
-            with contextlib.suppress(OSError):
+            try:
                 reserve.write_bytes(os.urandom(RESERVE_BYTES))  # not zeros: compressed away
+            except OSError as exc:  # without it a full disk could leave the run `running`
+                reserve.unlink(missing_ok=True)
+                raise SsdlabError(
+                    f"{write_error(reserve, exc)}: a run keeps {format_size(RESERVE_BYTES)} "
+                    "in reserve to save its manifest when the disk fills; free some space or "
+                    "use another --out"
+                ) from None
             try:
                 yield
             finally:

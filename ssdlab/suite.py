@@ -28,6 +28,7 @@ from __future__ import annotations
 import dataclasses
 import difflib
 import itertools
+import math
 import re
 import tomllib
 from collections.abc import Collection, Mapping
@@ -246,17 +247,24 @@ def fraction_label(fraction: float) -> str:
     return f"{fraction * 100:.6g}"
 
 
+#: whole per-job rates that offer more than this many percent above or below the rate
+#: asked for are flagged (:meth:`RateSplit.rounding_problem`)
+ROUNDING_TOLERANCE_PCT = 1.0
+
+
 @dataclasses.dataclass(frozen=True)
 class RateSplit:
     """A total rate split over a step's jobs: fio's ``rate_iops`` is per job, and per
     direction for a mix (one value would cap reads and writes each, turning 70/30 into 50/50).
-    Each job's rate is rounded to whole IOPS (at least 1); ``requested_iops`` is what the jobs
-    add up to, the rate the step asks for."""
+    Each job's rate is rounded to whole IOPS, never to 0 (fio reads ``rate_iops=0`` as no
+    limit: such a direction is ``raised`` to 1); ``requested_iops`` is what the jobs add up
+    to, the rate the step offers."""
 
     target_iops: float  # fraction x maximum, before rounding
     numjobs: int
     read_per_job: int | None
     write_per_job: int | None
+    raised: tuple[str, ...] = ()  # directions whose rate per job rounded to 0, raised to 1
 
     @property
     def option(self) -> str:
@@ -271,31 +279,49 @@ class RateSplit:
     def requested_iops(self) -> int:
         return self.numjobs * ((self.read_per_job or 0) + (self.write_per_job or 0))
 
-    def describe(self) -> str:
-        """One line for the job file's header."""
-        per = (
-            f"{self.read_per_job} read + {self.write_per_job} write"
-            if None not in (self.read_per_job, self.write_per_job)
-            else str(self.read_per_job or self.write_per_job)
+    @property
+    def offered_change_pct(self) -> float:
+        """How far whole per-job rates move the offered load: 100 x (requested / target - 1)."""
+        return 100 * (self.requested_iops / self.target_iops - 1)
+
+    def rounding_problem(self) -> str | None:
+        """What rounding did to the load, when it matters: the jobs offer more than
+        :data:`ROUNDING_TOLERANCE_PCT` above or below the rate asked for, or a direction's
+        rate per job rounded to 0 and was raised to 1; None otherwise."""
+        change = self.offered_change_pct
+        if not self.raised and abs(change) <= ROUNDING_TOLERANCE_PCT:
+            return None
+        said = (
+            f"{self.numjobs} job(s) x rate_iops={self.option} offer {self.requested_iops:,} "
+            f"IOPS, {change:+.1f} % from the {self.target_iops:,.6g} asked"
         )
-        return (
-            f"rate {self.requested_iops} IOPS requested ({self.target_iops:.6g} asked) = "
-            f"{self.numjobs} job(s) x rate_iops={self.option} ({per} IOPS per job, "
-            "rounded to whole IOPS per job)"
-        )
+        if self.raised:
+            said += (
+                f" ({' and '.join(self.raised)} raised from 0 to 1 IOPS per job: fio reads "
+                "rate_iops=0 as no limit)"
+            )
+        return said + "; fewer jobs or a higher rate offer the load asked for"
 
 
 def split_rate(total: float, step: Step) -> RateSplit:
     """``total`` IOPS over ``step``'s jobs and, for a mix, its read share (:class:`RateSplit`)."""
     n = step.numjobs
     if step.rw in READ_RW or (step.rw in MIXED_RW and step.rwmixread == 100):
-        return RateSplit(total, n, max(1, round(total / n)), None)
-    if step.rw in WRITE_RW or (step.rw in MIXED_RW and step.rwmixread == 0):
-        return RateSplit(total, n, None, max(1, round(total / n)))
-    share = (step.rwmixread or 0) / 100
-    read = max(1, round(total * share / n))
-    write = max(1, round(total * (1 - share) / n))
-    return RateSplit(total, n, read, write)
+        shares = {"read": 1.0}
+    elif step.rw in WRITE_RW or (step.rw in MIXED_RW and step.rwmixread == 0):
+        shares = {"write": 1.0}
+    else:
+        read = (step.rwmixread or 0) / 100
+        shares = {"read": read, "write": 1 - read}
+    per_job = {d: round(total * share / n) for d, share in shares.items()}
+    raised = tuple(d for d, rate in per_job.items() if rate < 1)
+    return RateSplit(
+        total,
+        n,
+        max(1, per_job["read"]) if "read" in per_job else None,
+        max(1, per_job["write"]) if "write" in per_job else None,
+        raised,
+    )
 
 
 class Sweep(BaseModel):
@@ -476,6 +502,8 @@ class Suite(BaseModel):
 
     def scaled(self, factor: float) -> Suite:
         """The same suite with every duration and absolute size times ``factor``."""
+        if not math.isfinite(factor) or factor <= 0:
+            raise InputError(f"--scale must be a positive number, not {factor}")
         if factor == 1:
             return self
         items: list[Item] = [
@@ -655,6 +683,11 @@ def _merge_includes(data: dict[str, Any], source: Path, seen: tuple[Path, ...]) 
     merged = dict(data)
     merged["params"] = params | _table(data.get("params"), source, "params")
     merged["defaults"] = _merge_defaults(defaults, _defaults(data.get("defaults"), source))
+    names = [s.get("name") for s in steps + own]
+    if unknown := [n for n in excluded if n not in names]:
+        close = difflib.get_close_matches(unknown[0], [str(n) for n in names], n=1, cutoff=0.5)
+        hint = f" (did you mean {close[0]}?)" if close else ""
+        raise SuiteError(f"{source}: exclude names no step: {', '.join(unknown)}{hint}")
     merged["steps"] = [s for s in steps + own if s.get("name") not in excluded]
     return merged
 

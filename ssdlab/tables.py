@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import html
 import re
-from collections.abc import Collection
+from collections.abc import Callable, Collection
 from typing import Any
 
 import polars as pl
@@ -34,9 +34,15 @@ CLAMP_NOTE = (
 #: marks a percentile with fewer than one I/O beyond it (:func:`format_percentile`); a table
 #: showing one carries :data:`BEYOND_NOTE`
 BEYOND_MARK = "†"
-BEYOND_NOTE = f"{BEYOND_MARK} Fewer than 1 sample beyond: this is the maximum."
+BEYOND_NOTE = (
+    f"{BEYOND_MARK} Fewer than 1 I/O beyond: not a settled percentile but the histogram "
+    "value of the slowest I/Os (within about 1.6 %; the exact maximum fio measured may differ)."
+)
 #: what the brackets of a percentile cell (:func:`format_percentile`) hold
-BRACKETS_NOTE = "(n) after a percentile: the I/Os slower than it."
+BRACKETS_NOTE = (
+    "(n) after a percentile: the I/Os that lie beyond it by its definition, N x (1 - p) of "
+    "the N measured: how much tail it rests on (not counted from the histogram bins)."
+)
 _PERCENTILE_CELL = r"^[\d.,]+ (?:ns|µs|ms|s)†? \([\d.,]+\)$"
 #: tables of this many columns or more are set compact (class ``ssdlab-wide``)
 WIDE_COLUMNS = 10
@@ -60,11 +66,17 @@ SUMMARY_VIEW: list[tuple[str, str, pl.Expr]] = [
 
 
 def summary_view(summary: pl.DataFrame) -> pl.DataFrame:
-    """The headline columns of a summary in display units (IOPS, MB/s, µs), percentiles
-    capped at the maximum (:func:`~ssdlab.analysis.percentiles.clamp_to_max`). ``Job`` (fio's
-    job index) shows only when a step has several job rows: clones reported separately
-    (no ``group_reporting``) are then told apart."""
+    """The headline columns of a summary in display units (IOPS, MB/s, µs), a step stopped
+    before its end marked ``(interrupted)``, percentiles capped at the maximum
+    (:func:`~ssdlab.analysis.percentiles.clamp_to_max`). ``Job`` (fio's job index) shows only
+    when a step has several job rows: clones reported separately (no ``group_reporting``)
+    are then told apart."""
     summary = clamp_to_max(summary)
+    if "status" in summary.columns:  # a step stopped before its end says so
+        stopped = pl.col("status") == "interrupted"
+        summary = summary.with_columns(
+            step=pl.when(stopped).then(pl.col("step") + " (interrupted)").otherwise("step")
+        )
     keys = [c for c in ("run_id", "step_index", "direction") if c in summary.columns]
     per_job = (
         "job_index" in summary.columns
@@ -114,6 +126,26 @@ def format_latency(ns: float | None) -> str:
     if ns < 1e9:
         return f"{_rounded(ns / 1e6, 'ms')} ms"
     return f"{ns / 1e9:,.2f} s".replace(".00 s", " s")
+
+
+def format_unit(value: float | None, unit: str) -> str:
+    """``7.25 W``, ``1,234 IOPS/W``: ``value`` with the decimals a table gives ``unit``
+    (:func:`unit_decimals`; else three significant digits), ``–`` when unknown."""
+    if _unknown(value):
+        return "–"
+    decimals = unit_decimals(unit)
+    return f"{value:,.{decimals}f} {unit}" if decimals is not None else f"{value:.3g} {unit}"
+
+
+def format_interval(
+    value: float | None, lo: float | None, hi: float | None, show: Callable[[Any], str]
+) -> str:
+    """``46.3 µs (44.1 µs – 48.6 µs)``: a figure and its 95 % interval, each written by
+    ``show``; the figure alone when the interval is unknown (a step run once)."""
+    text = show(value)
+    if _unknown(lo) or _unknown(hi):
+        return text
+    return f"{text} ({show(lo)} – {show(hi)})"
 
 
 def format_beyond(samples: float) -> str:

@@ -13,8 +13,9 @@ from pathlib import Path
 from . import fio_options
 from .atomic import write_error
 from .devices import check_readable, check_writable
-from .errors import SsdlabError
+from .errors import RunInterrupted, SsdlabError
 from .manifest import TargetInfo
+from .units import format_size
 
 TEMP_TARGET = "target.tmp"
 MIN_FILE_BYTES = 16 * 2**20
@@ -35,11 +36,12 @@ def _supports_direct(path: Path) -> bool:
 def _allocate(path: Path, size_bytes: int) -> None:
     """Create or grow ``path`` to ``size_bytes`` by writing data, so that reads hit the
     medium (a sparse or merely allocated file reads back zeros without any I/O). When that
-    fails the file is removed again, or cut back to its old size."""
+    fails or is interrupted, a file this call created is removed again and one that existed
+    is cut back to its old size: one SsdlabError (RunInterrupted on Ctrl-C) says so."""
     existed = path.exists()
     chunk = os.urandom(2**20)
     try:
-        fh = path.open("ab")
+        fh = path.open("ab", buffering=0)  # unbuffered: closing has nothing left to write
     except OSError as exc:
         raise write_error(path, exc) from None
     with fh:
@@ -48,14 +50,29 @@ def _allocate(path: Path, size_bytes: int) -> None:
             left = size_bytes - before
             while left > 0:
                 left -= fh.write(chunk[: min(left, len(chunk))])
-            fh.flush()
             os.fsync(fh.fileno())
-        except OSError as exc:
+        except (OSError, KeyboardInterrupt) as exc:
             if existed:
                 fh.truncate(before)
+                undone = f"cut it back to its {before:,} bytes"
             else:
-                path.unlink()
-            raise write_error(path, exc) from None
+                path.unlink(missing_ok=True)
+                undone = "removed the partial file"
+            if isinstance(exc, KeyboardInterrupt):
+                raise RunInterrupted(
+                    f"interrupted while writing the target file {path}; {undone}"
+                ) from None
+            raise SsdlabError(f"{write_error(path, exc)}; {undone}") from None
+
+
+def check_file_size(size_bytes: int) -> None:
+    """SsdlabError for a ``--target-size`` below :data:`MIN_FILE_BYTES`, the smallest file
+    target ssdlab makes (a plan must not show a size the run would not use)."""
+    if size_bytes < MIN_FILE_BYTES:
+        raise SsdlabError(
+            f"--target-size {size_bytes:,} bytes: a file target is at least "
+            f"{MIN_FILE_BYTES:,} bytes ({format_size(MIN_FILE_BYTES)})"
+        )
 
 
 def plan_target(

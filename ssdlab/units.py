@@ -7,7 +7,7 @@ import re
 #: bytes in a megabyte (10^6), the unit reviews quote bandwidth in
 MB = 1e6
 
-_SIZE_RE = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([kmgtp]?)(i?b?)\s*$", re.IGNORECASE)
+_SIZE_RE = re.compile(r"^\s*(0x[\da-f]+|\d+(?:\.\d+)?)\s*([kmgtp]?)(i?b?)\s*$", re.IGNORECASE)
 _POW = {"": 0, "k": 1, "m": 2, "g": 3, "t": 4, "p": 5}
 
 
@@ -15,7 +15,8 @@ def parse_size(value: int | str) -> int:
     """Bytes in a fio size, read as fio reads it with its default ``kb_base=1024``.
 
     ``4k``, ``4K`` and ``4kB`` are 4096 bytes; fio's inverted convention makes ``4KiB``
-    4000 bytes (see fio's ``kb_base``). A bare number is bytes.
+    4000 bytes (see fio's ``kb_base``). A bare number (decimal, or hex as ``0x1000``) is
+    bytes.
     """
     if isinstance(value, int):
         return value
@@ -24,7 +25,8 @@ def parse_size(value: int | str) -> int:
         raise ValueError(f"not a size: {value!r} (use e.g. 4k, 128k, 16g or a byte count)")
     number, prefix, suffix = m.groups()
     base = 1000 if suffix.lower().startswith("i") else 1024
-    return int(float(number) * base ** _POW[prefix.lower()])
+    value = int(number, 16) if number[:2].lower() == "0x" else float(number)  # fio takes hex
+    return int(value * base ** _POW[prefix.lower()])
 
 
 def format_size(n_bytes: int) -> str:
@@ -41,8 +43,15 @@ def percentile_name(p: float) -> str:
     return "p" + f"{p:g}".replace(".", "_")
 
 
-def bs_label(bs_bytes: int) -> str:
-    """A block size as reviews write it: 4096 -> ``4K``, 131072 -> ``128K``, 512 -> ``512B``."""
+#: the block-size label of a job that mixes sizes (fio's ``bssplit``, ``bsrange``)
+MIXED_BS_LABEL = "mixed-size"
+
+
+def bs_label(bs_bytes: int | None) -> str:
+    """A block size as reviews write it: 4096 -> ``4K``, 131072 -> ``128K``, 512 -> ``512B``;
+    None (a job mixing sizes) -> :data:`MIXED_BS_LABEL`."""
+    if bs_bytes is None:
+        return MIXED_BS_LABEL
     text = format_size(int(bs_bytes)).upper()
     return f"{text}B" if text.isdigit() else text
 

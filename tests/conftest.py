@@ -99,6 +99,7 @@ LONGEST_FILES = (
     "test_load_sweep.py",
     "test_repeats.py",
     "test_fleet.py",
+    "test_multi_target.py",
     "test_trust_run.py",
     "test_batch.py",
     "test_review.py",

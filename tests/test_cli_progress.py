@@ -232,3 +232,41 @@ def test_fleet_steps_show_their_place_in_the_suite_and_the_hosts_running(
     assert shown.steps == [("mix round 3 of up to 4: r4k on 1 of 1 host", 1.0, 6.0)]
     gate.done("lab1")
     assert shown.live == ["1 of 1 running", "1 done", "complete"]
+
+
+def test_fleet_hosts_reporting_live_get_rows_and_the_step_their_summed_rates(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Each host fio reports live gets a row with fio's progress, ETA and rates; the step's
+    row adds the rates summed over its hosts to the count of hosts running; a host's row goes
+    when its step ends there, and every row when the next step starts."""
+    monkeypatch.setattr(ssdlab.progress, "time", SimpleNamespace(monotonic=lambda: 1000.0))
+    display = RunDisplay("suite fleet on 2 hosts", 40, _console()[0])
+
+    def rows() -> list[str]:
+        console, text = _console()
+        console.print(display._progress.make_tasks_table(display._progress.tasks))
+        return [" ".join(line.replace("━", "").split()) for line in text.getvalue().splitlines()]
+
+    display.start_step("fill on 2 of 2 hosts", 10, done_s=0)
+    display.set_live("2 of 2 running")
+    display.host_status("lab1:8765 /x", FioStatus(percent=40, iops=3000, bw_bytes_s=2e6, eta_s=6))
+    display.host_status("lab2:8765 /x", FioStatus(iops=1000, bw_bytes_s=1e6))  # no ETA yet
+    assert rows()[1:] == [
+        "fill on 2 of 2 hosts 0% ETA 0:00:10 2 of 2 running 4.0k IOPS 3 MB/s",
+        "lab1:8765 /x 40% ETA 0:00:06 3.0k IOPS 2 MB/s",
+        "lab2:8765 /x ETA ? 1.0k IOPS 1 MB/s",
+    ]
+    display.host_status("lab1:8765 /x", FioStatus(percent=60, iops=5000, bw_bytes_s=4e6, eta_s=4))
+    assert rows()[1:3] == [
+        "fill on 2 of 2 hosts 0% ETA 0:00:10 2 of 2 running 6.0k IOPS 5 MB/s",
+        "lab1:8765 /x 60% ETA 0:00:04 5.0k IOPS 4 MB/s",
+    ]
+    display.host_status("lab1:8765 /x", None)
+    display.set_live("1 of 2 running")
+    assert rows()[1:] == [
+        "fill on 2 of 2 hosts 0% ETA 0:00:10 1 of 2 running 1.0k IOPS 1 MB/s",
+        "lab2:8765 /x ETA ? 1.0k IOPS 1 MB/s",
+    ]
+    display.start_step("read on 2 of 2 hosts", 10, done_s=10)
+    assert len(rows()) == 2

@@ -57,3 +57,34 @@ def test_cli_and_help_load_no_data_library(argv: tuple[str, ...]) -> None:
 def test_probe_sees_what_a_command_loads(tmp_path) -> None:
     """The probe itself works: a command that reads results does load polars."""
     assert "polars" in loaded("summary", str(tmp_path / "missing"))
+
+
+def test_a_command_built_alone_has_the_help_of_the_whole_app(capsys) -> None:
+    """``ssdlab NAME ...`` builds only command NAME: its help (and every subcommand's, which
+    lists the options) is the one the app built with all its commands gives; any other word
+    builds them all."""
+    import typer
+
+    from ssdlab.cli import _command, _tidy_help, app
+
+    def helps(command, prefix: str = "") -> dict[str, str]:
+        found = {}
+        for name, sub in getattr(command, "commands", {}).items():
+            sub.get_help(typer.Context(sub, info_name=name))  # typer prints it
+            found[prefix + name] = capsys.readouterr().out
+            assert "Usage" in found[prefix + name]
+            found |= helps(sub, f"{prefix}{name} ")
+        return found
+
+    whole = typer.main.get_command(app)
+    _tidy_help(whole)
+    every = helps(whole)
+    names = list(whole.commands)
+    assert "import" in names and "act" in names
+    for name in names:
+        alone = _command([name, "--help"])
+        _tidy_help(alone)
+        assert list(alone.commands) == [name]
+        assert helps(alone) == {k: v for k, v in every.items() if k.split()[0] == name}
+    assert list(_command(["--help"]).commands) == names
+    assert list(_command(["no-such-command"]).commands) == names

@@ -14,6 +14,7 @@ import pytest
 
 from ssdlab import read_fio_json
 from ssdlab.analysis import fio_percentiles
+from ssdlab.analysis.workloads import workload_label
 from ssdlab.errors import InputError
 
 NULL_JOB = ["--ioengine=null", "--size=256m", "--time_based=1", "--runtime=300ms"]
@@ -66,6 +67,23 @@ def test_rows_per_job_and_direction_with_workload_from_options(tmp_path: Path) -
     mix = read_fio_json(fio_json(tmp_path, "m", *CONFIGS["mix"])).jobs
     assert mix["direction"].to_list() == ["read", "write"]
     assert set(mix["rwmixread"]) == {70} and set(mix["iodepth"]) == {4}
+
+
+@pytest.mark.parametrize(
+    ("args", "bs_bytes", "workload"),
+    [
+        (["--bssplit=4k/10:1m/90"], None, "mixed-size random read"),  # not "4K": bs is unset
+        (["--bsrange=4k-64k"], None, "mixed-size random read"),
+        (["--bs=0x2000"], 8192, "8K random read"),  # fio takes hex sizes
+        ([], 4096, "4K random read"),  # fio's default block
+    ],
+)
+def test_the_block_size_is_the_one_fio_used(
+    tmp_path: Path, args: list[str], bs_bytes: int | None, workload: str
+) -> None:
+    jobs = read_fio_json(fio_json(tmp_path, "b", "--rw=randread", *args)).jobs
+    assert jobs["bs_bytes"].to_list() == [bs_bytes]
+    assert workload_label("random", jobs["bs_bytes"][0], 100) == workload
 
 
 def test_units_are_canonical(tmp_path: Path) -> None:
@@ -134,14 +152,19 @@ READ = ("jobs", 0, "read")
 @pytest.mark.parametrize(
     ("where", "value", "message"),
     [
-        ((*READ, "iops"), -1, r"jobs\[0\]\.read\.iops: expected a finite number >= 0, found -1"),
+        (
+            (*READ, "iops"),
+            -1,
+            r"jobs\[0\]\.read\.iops: expected a number from 0 to 2\^63, found -1",
+        ),
         (
             (*READ, "bw_bytes"),
             math.inf,
-            r"read\.bw_bytes: expected a finite number >= 0, found inf",
+            r"read\.bw_bytes: expected a number from 0 to 2\^63, found inf",
         ),
-        ((*READ, "clat_ns", "mean"), math.nan, r"clat_ns\.mean: expected a finite number"),
-        ((*READ, "lat_ns", "max"), -5, r"lat_ns\.max: expected a finite number >= 0, found -5"),
+        ((*READ, "clat_ns", "mean"), math.nan, r"clat_ns\.mean: expected a number from 0"),
+        ((*READ, "iops"), 1e30, r"read\.iops: expected a number from 0 to 2\^63, found 1e\+30"),
+        ((*READ, "lat_ns", "max"), -5, r"lat_ns\.max: expected a number from 0 to 2\^63, found -5"),
         ((*READ, "clat_ns", "N"), {}, r"clat_ns\.N: expected an integer from 0 to 2\^63 - 1"),
         ((*READ, "io_bytes"), "", r"read\.io_bytes: expected an integer .*found ''"),
         ((*READ, "io_bytes"), 2**64, r"read\.io_bytes: expected an integer"),
@@ -153,7 +176,7 @@ READ = ("jobs", 0, "read")
         (("jobs", 0, "job options"), "x", r"job options: expected an object"),
         (("jobs", 0, "job options", "bs"), ["4k"], r"job options\.bs: expected a string"),
         (("jobs", 0, "job options", "iodepth"), "-4", r"job options\.iodepth: expected an integer"),
-        (("jobs", 0, "usr_cpu"), -1.0, r"jobs\[0\]\.usr_cpu: expected a finite number"),
+        (("jobs", 0, "usr_cpu"), -1.0, r"jobs\[0\]\.usr_cpu: expected a number from 0"),
         (("jobs", 0, "hostname"), 5, r"jobs\[0\]\.hostname: expected a string"),
         (("jobs", 0), "job", r"jobs\[0\]: expected an object"),
         (("jobs",), {"a": 1}, r"jobs: expected a list"),

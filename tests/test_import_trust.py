@@ -27,7 +27,7 @@ from hypothesis import strategies as st
 import ssdlab
 import ssdlab.importer
 import ssdlab.io.fio_log
-from ssdlab.errors import InputError
+from ssdlab.errors import InputError, SsdlabError
 from ssdlab.importer import import_results
 from ssdlab.io.fio_hist import read_fio_hist_log
 from ssdlab.io.fio_log import VALUE_COLUMNS, LogBatch, per_io_sums, read_fio_log
@@ -173,6 +173,44 @@ def test_bad_trees_are_skipped_with_a_reason_never_a_hang(windowed: Path, tmp_pa
     assert len(strict.stderr.strip().splitlines()) == 1 and strict.stderr.startswith("error: ")
     assert any(path in strict.stderr for path in expected)
     assert not (tmp_path / "s").exists()
+
+
+def test_the_walk_lists_files_as_os_walk_and_knows_which_are_regular(tmp_path: Path) -> None:
+    """Top-down, names sorted, links to directories not followed, the output left out; only
+    a file whose directory entry says regular is read without a stat."""
+    root = tmp_path / "tree"
+    for rel in ["b/z.log", "b/a/y.json", "a.json", "c/x.log", "out/frames/s.parquet"]:
+        (root / rel).parent.mkdir(parents=True, exist_ok=True)
+        (root / rel).write_text("x")
+    (root / "b" / "link").symlink_to(root / "c")  # a directory: not followed
+    (root / "b" / "to-a.json").symlink_to(root / "a.json")
+    os.mkfifo(root / "c" / "fifo.json")
+    out = root / "out"
+    expected = []
+    for dirpath, dirnames, filenames in os.walk(root):
+        dirnames[:] = sorted(d for d in dirnames if os.path.join(dirpath, d) != str(out))
+        expected += [f"{dirpath}{os.sep}{f}" for f in sorted(filenames)]
+    files, skipped = ssdlab.importer._walk([root, root / "c"], out)
+    assert list(files) == expected and not skipped
+    assert [Path(f).name for f, regular in files.items() if not regular] == [
+        "to-a.json",
+        "fifo.json",
+    ]
+    assert ssdlab.importer.walk_files([root], out) == (expected, {})
+
+
+def test_frames_are_written_whole_or_one_error_naming_the_file(tmp_path: Path) -> None:
+    """Frames synced together: each file whole; one that cannot be written is an error naming
+    it, and no temporary file is left."""
+    frames = {"a": pl.DataFrame({"x": [1, 2]}), "b": pl.DataFrame({"y": ["z"]})}
+    ssdlab.importer.write_frames(tmp_path / "ok", frames)
+    for name, frame in frames.items():
+        assert pl.read_parquet(tmp_path / "ok" / "frames" / f"{name}.parquet").equals(frame)
+    blocked = tmp_path / "bad" / "frames" / "b.parquet"
+    (blocked / "in-the-way").mkdir(parents=True)
+    with pytest.raises(SsdlabError, match=f"^{re.escape(str(blocked))}: cannot write: "):
+        ssdlab.importer.write_frames(tmp_path / "bad", frames)
+    assert not list(blocked.parent.glob(".*.tmp"))
 
 
 def test_an_unreadable_directory_is_skipped_with_the_reason(windowed: Path) -> None:

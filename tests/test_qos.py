@@ -6,6 +6,7 @@ an imported ACT log, the CLI's exit codes and errors, and the review's QoS secti
 from __future__ import annotations
 
 import json
+import shutil
 from pathlib import Path
 
 import polars as pl
@@ -126,7 +127,7 @@ def test_samples_beyond_each_percentile(drive: DriveAnalysis, run: Path) -> None
     )
     section = qos_section(drive, _profile(select=READ_4K, latency_ms=dict.fromkeys(deep, 1e3)))
     (view,) = section.parts
-    assert "†" in view.data and "Fewer than 1 sample beyond: this is the maximum." in view.data
+    assert "†" in view.data and "Fewer than 1 I/O beyond: not a settled percentile" in view.data
     assert any("fewer than one I/O beyond" in s for s in section.findings)
 
 
@@ -154,7 +155,7 @@ def test_slice_exceedance_matches_a_hand_count_of_the_histogram_log(
         over = sum(c for i, c in enumerate(bins) if _upper_edge_ns(i) > threshold_ms * 1e6)
         count = totals.setdefault(end_ms, [0, 0])
         count[0], count[1] = count[0] + over, count[1] + sum(bins)
-    found = slice_exceedance(run, drive.results.manifest, [1], rule)
+    found = slice_exceedance(drive, [1], rule)
     column = f"frac_over_{threshold_ms * 1e6:g}ns"
     assert len(totals) >= 2
     assert found["end_ms"].to_list() == sorted(totals)
@@ -162,10 +163,103 @@ def test_slice_exceedance_matches_a_hand_count_of_the_histogram_log(
     assert found[column].to_list() == pytest.approx([o / n for o, n in totals.values()])
     worst = 100 * max(o / n for o, n in totals.values())
     for limit, verdict in ((worst * 1.01, "pass"), (worst * 0.99, "fail")):
-        rule = Exceedance(over_ms={threshold_ms: limit}, slice_s=0.25)
+        rule = Exceedance(over_ms={threshold_ms: limit}, slice_s=0.25, min_coverage_pct=0)
         verdicts = judge(drive, _profile(select=READ_4K, exceedance=rule))
         row = _one(verdicts, f"over {threshold_ms:g} ms")
         assert row["measured"] == pytest.approx(worst) and row["verdict"] == verdict
+
+
+def _logged_ios(log: Path) -> dict[str, int]:
+    """I/Os per direction in a histogram log, counted from its rows."""
+    counts: dict[str, int] = {}
+    for line in log.read_text().splitlines():
+        _time, ddir, _bs, *bins = map(int, line.split(","))
+        direction = ("read", "write", "trim")[ddir]
+        counts[direction] = counts.get(direction, 0) + sum(bins)
+    return counts
+
+
+def test_slices_say_how_much_of_each_step_the_logs_hold(drive: DriveAnalysis, run: Path) -> None:
+    rule = Exceedance(over_ms={1e3: 100.0})
+    found = slice_exceedance(drive, [1, 2], rule)
+    checked = 0
+    for index, folder in enumerate(sorted((run / "steps").iterdir()), 1):
+        (log,) = folder.glob("*_clat_hist.*.log")
+        (job,) = json.loads((folder / "fio.json").read_text())["jobs"]
+        for direction, ios in _logged_ios(log).items():
+            mine = found.filter(
+                (pl.col("step_index") == index) & (pl.col("direction") == direction)
+            )
+            assert set(mine["ios_in_logs"]) == {ios} == {mine["samples"].sum()}
+            total = job[direction]["total_ios"]
+            assert set(mine["ios_total"]) == {total}
+            assert mine["log_coverage_pct"][0] == pytest.approx(100 * ios / total)
+            checked += 1
+    assert checked == 3  # the reads, and both directions of the mix
+
+
+def test_a_partial_log_is_not_judged_unless_a_slice_fails(run: Path, tmp_path: Path) -> None:
+    """Step 1's histogram log cut to its first row: the logs hold that row's I/Os alone; below
+    the rule's min_coverage_pct a passing exceedance is unknown, a failing one still fails."""
+    copy = tmp_path / "run"
+    shutil.copytree(run, copy)
+    (log,) = sorted((copy / "steps").iterdir())[0].glob("*_clat_hist.*.log")
+    first = log.read_text().splitlines()[0]
+    log.write_text(first + "\n")
+    partial = DriveAnalysis(ssdlab.load(copy))
+    row = slice_exceedance(partial, [1], Exceedance(over_ms={1e3: 100.0})).row(0, named=True)
+    assert row["ios_in_logs"] == sum(map(int, first.split(",")[3:]))
+    pct = row["log_coverage_pct"]
+    assert pct == pytest.approx(100 * row["ios_in_logs"] / _fio_read(run)["total_ios"])
+    for min_pct, verdict in ((pct * 1.001, "unknown"), (pct * 0.999, "pass")):
+        rule = Exceedance(over_ms={1e3: 100.0}, min_coverage_pct=min_pct)  # every slice passes
+        judged = _one(judge(partial, _profile(select=READ_4K, exceedance=rule)), "over 1000 ms")
+        assert judged["verdict"] == verdict and judged["coverage_pct"] == pytest.approx(pct)
+        assert judged["measured"] == 0.0
+        said = f"hold {pct:.1f} % of the step's I/Os"
+        assert (said in judged["note"]) is (verdict == "unknown")
+    rule = Exceedance(over_ms={1e3: 100.0, 2e3: 100.0}, min_coverage_pct=pct * 1.001)
+    findings = qos_section(partial, _profile(select=READ_4K, exceedance=rule)).findings
+    assert any(
+        s.startswith("4K random read at QD1 (randread-4k): exceedance not judged on 2 limits")
+        and f"hold only {pct:.1f} % of its I/Os" in s
+        for s in findings
+    )
+    every = Exceedance(over_ms={1e-6: 50.0})  # 1 ns: every I/O is over
+    failed = _one(judge(partial, _profile(select=READ_4K, exceedance=every)), "over 1e-06 ms")
+    assert failed["verdict"] == "fail" and failed["measured"] == 100.0
+
+
+def test_the_judge_reads_each_histogram_log_once(
+    run: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Loading reads every log once (latency_intervals); the judge reads the measured steps'
+    logs once more, however many targets and judgments (here two of each) need them."""
+    from ssdlab.io import fio_hist
+
+    reads: list[str] = []
+    original = fio_hist.read_fio_hist_log
+
+    def counted(path: str | Path) -> tuple[pl.DataFrame, dict]:
+        reads.append(str(path))
+        return original(path)
+
+    monkeypatch.setattr(fio_hist, "read_fio_hist_log", counted)
+    logs = sorted(str(p) for p in run.glob("steps/*/*_clat_hist.*.log"))
+    assert len(logs) == 2
+    fresh = DriveAnalysis(ssdlab.load(run))
+    assert sorted(reads) == logs
+    profile = Profile(
+        name="t",
+        description="two exceedance targets",
+        targets=[
+            Target(select={"pattern": "random"}, exceedance=Exceedance(over_ms={1: 5.0})),
+            Target(select=READ_4K, exceedance=Exceedance(over_ms={8: 1.0}, slice_s=0.5)),
+        ],
+    )
+    judge(fresh, profile)
+    qos_section(fresh, profile)
+    assert sorted(reads) == sorted(logs * 2)
 
 
 def test_the_act_rule_on_an_act_log(act_dir: Path) -> None:

@@ -15,8 +15,10 @@ import pytest
 from conftest import ssdlab_cli
 
 import ssdlab
+from ssdlab.analysis import DriveAnalysis
 from ssdlab.errors import InputError
 from ssdlab.fio import pinned_clocksource
+from ssdlab.review.drive import setup_section
 from ssdlab.sysinfo import CLOCKSOURCE, HostInfo
 
 
@@ -218,6 +220,10 @@ def test_ctrl_c_stops_fio_keeps_results_and_rerun_continues(tmp_path: Path) -> N
     partial = ssdlab.load(out).summary
     assert partial["status"].to_list() == ["ok", "interrupted"] and partial["io_bytes"][1] > 0
     assert partial["runtime_s"][1] < 6
+    shown = ssdlab_cli("summary", out)  # partial figures never pass for complete ones
+    assert shown.returncode == 0 and "(interrupted)" in shown.stdout, shown.stdout
+    setup = setup_section(DriveAnalysis(ssdlab.load(out)))
+    assert any(s.startswith("1 step stopped before the end (second after") for s in setup.findings)
 
     first_json = out / "steps" / "001-first" / "fio.json"
     before = first_json.stat().st_mtime_ns
@@ -313,3 +319,46 @@ def test_fio_clock_is_pinned_only_where_the_kernel_itself_trusts_the_tsc(
         clocksource=kernel_clock, invariant_tsc=invariant,
     )  # fmt: skip
     assert pinned_clocksource(host) == expected
+
+
+def test_a_block_larger_than_the_span_it_works_on_is_refused_before_anything_runs(
+    tmp_path: Path,
+) -> None:
+    suite = tmp_path / "big.toml"
+    suite.write_text(
+        'name = "big"\n[[steps]]\nname = "first"\nrw = "write"\nsize = "1m"\nloops = 1\n'
+        '[[steps]]\nname = "big"\nrw = "write"\nbs = "32m"\nsize = "16m"\nruntime_s = 1\n'
+    )
+    target, out = tmp_path / "t.bin", tmp_path / "out"
+    for command in ("plan", "run"):
+        done = ssdlab_cli(command, suite, "--target", target, "--target-size", "64m", "-o", out)
+        assert done.returncode == 1 and "Traceback" not in done.stderr
+        assert "step 'big': its block (32m) is larger than the 16m it works on" in done.stderr
+    assert not out.exists() and not target.exists()  # refused before the first step ran
+
+
+def test_one_unreadable_file_leaves_out_only_what_depends_on_it(tmp_path: Path) -> None:
+    """A step's missing fio.json leaves out that step; a garbage line in a log leaves out
+    that step's time series; each is one warning, and the rest shows (summary, load)."""
+    out = tmp_path / "out"
+    done = ssdlab_cli("run", write_suite(tmp_path, ""), "--out", out, "--target-size", "16m")
+    assert done.returncode == 0, done.stderr
+    whole = ssdlab.load(out)
+    (out / "steps" / "002-second" / "fio.json").unlink()
+    (log,) = (out / "steps" / "001-first").glob("*_iops.1.log")
+    with log.open("a") as fh:
+        fh.write("zzz\n")
+    shown = ssdlab_cli("summary", out)
+    assert shown.returncode == 0 and "Traceback" not in shown.stderr
+    warned = [line for line in shown.stderr.splitlines() if line.startswith("warning:")]
+    assert len(warned) == 2 and "002-second/fio.json: cannot read" in warned[0]
+    assert "step second left out" in warned[0] and "step first's time series left out" in warned[1]
+    loaded = ssdlab.load(out)
+    assert loaded.summary["step"].to_list() == ["first"]
+    assert loaded.summary.row(0) == whole.summary.row(0)  # fio's figures of the step kept
+    assert loaded.timeseries.is_empty() and not whole.timeseries.is_empty()
+    said = setup_section(DriveAnalysis(loaded)).findings  # and the review says so
+    assert [s for s in said if s.startswith("Left out, as a file could not be read")] == [
+        f"Left out, as a file could not be read: {line.removeprefix('warning: ')}."
+        for line in warned
+    ]

@@ -432,3 +432,41 @@ def test_a_target_whose_name_holds_a_colon_is_that_one_file(tmp_path: Path) -> N
     job = next((out / "steps").glob("*/job.fio")).read_text()
     assert f"filename={str(out / 'target.tmp').replace(':', chr(92) + ':')}\n" in job
     assert not (tmp_path / "run-00").exists()  # what fio would have made of the name's head
+
+
+@pytest.mark.parametrize("mark", ["#", ";"])
+def test_a_target_holding_a_comment_mark_is_refused_before_anything_is_written(
+    tmp_path: Path, mark: str
+) -> None:
+    """fio 3.33 ends a job-file value at ``#`` or ``;`` (no escape): ``victim#x`` was recorded
+    while fio wrote ``victim``; ``/dev/nvme0n1 #x`` would have skipped every device check."""
+    victim = tmp_path / "victim"
+    victim.write_bytes(b"keep me" * 1000)
+    target = tmp_path / f"victim{mark}x"
+    suite = suite_file(tmp_path, 'rw = "write"')
+    error = refused("run", suite, "--target", target, "--out", tmp_path / "o")
+    assert f"holds {mark!r}" in error and "comment" in error
+    assert victim.read_bytes() == b"keep me" * 1000
+    assert not target.exists() and not (tmp_path / "o").exists()
+    with pytest.raises(SuiteError, match="comment"):
+        fio_options.check_target(f"/dev/nvme0n1 {mark}x")
+
+
+def test_fio_opens_exactly_the_target_the_job_file_names(tmp_path: Path) -> None:
+    """Every character a target may hold reaches fio as it is: fio reads the one file named,
+    creates no other (a read lays a missing file out, so another name would show)."""
+    step = load_suite(suite_file(tmp_path, 'rw = "read"\nloops = 1\nsize = "4k"')).steps[0]
+    files = tmp_path / "files"
+    files.mkdir()
+    names = ["a:b", "a b=[c]", "a%b,c", "a'b\"c", "ä"]
+    for name in names:
+        (files / name).write_bytes(b"A" * 4096)
+    for name in names:
+        job = tmp_path / "job.fio"
+        job.write_text(job_file(step, str(files / name), direct=False, header="h"))
+        done = subprocess.run(
+            ["fio", "--output-format=json", job], cwd=tmp_path, capture_output=True, text=True
+        )
+        assert done.returncode == 0, done.stderr
+        assert json.loads(done.stdout)["jobs"][0]["read"]["io_bytes"] == 4096
+        assert sorted(p.name for p in files.iterdir()) == sorted(names), name

@@ -524,6 +524,30 @@ def test_a_drive_read_through_its_controller_or_a_namespace_is_one_drive(tmp_pat
     exp = frame.filter(serial="EXPNS")
     assert exp["namespace"].to_list() == [None, 1]
     assert exp["host_written_delta_bytes"].to_list() == [None, 10**9]
+    assert report.skipped == []  # the same log read twice at once is one snapshot, no loss
+
+
+def test_a_capture_dropped_for_another_at_the_same_time_is_a_skipped_file(tmp_path: Path) -> None:
+    """Two captures of one drive at one capture time with other counters: one was dropped
+    while the import said it skipped 0 files."""
+    drive = Drive("SAME TIME", "ST1")
+    for name, units in (("a.json", 100), ("b.json", 250)):
+        doc = smartctl_doc([7, 4], "/dev/nvme0", drive, T0)
+        doc["device"]["protocol"] = "NVMe"
+        doc["nvme_smart_health_information_log"] = {"data_units_written": units}
+        (tmp_path / "in").mkdir(exist_ok=True)
+        (tmp_path / "in" / name).write_text(json.dumps(doc))
+    report = import_smart_history([tmp_path / "in"], tmp_path / "out")
+    frame = pl.read_parquet(tmp_path / "out" / "frames" / f"{FRAME}.parquet")
+    assert frame["host_written_bytes"].to_list() == [100 * DATA_UNIT]
+    [skipped] = report.skipped
+    assert skipped.path == tmp_path / "in" / "b.json"
+    assert skipped.reason == (
+        f"same drive and capture time as {tmp_path / 'in' / 'a.json'} but other "
+        "host_written_bytes: only the first is kept"
+    )
+    record = json.loads((tmp_path / "out" / RECORD).read_text())
+    assert record["skipped"] == [str(skipped)]
 
 
 def test_exporter_integers_beyond_2_53_are_read_exactly() -> None:

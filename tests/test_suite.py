@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from ssdlab.errors import SuiteError
+from ssdlab.errors import InputError, SuiteError
 from ssdlab.fio import job_file
 from ssdlab.suite import builtin_suites, load_suite
 from ssdlab.units import parse_size
@@ -108,6 +108,8 @@ STEP = '[[steps]]\nname = "a"\nrw = "read"\nruntime_s = 1\n'
         ('steps = "a"\n', "steps must be a list of tables, not a string"),
         ("exclude = 5\n" + STEP, "exclude must be a name or a list of names"),
         ("exclude = [[1]]\n" + STEP, "exclude must be a name or a list of names"),
+        ('exclude = ["b"]\n' + STEP, "exclude names no step: b"),
+        ('exclude = ["aa"]\n' + STEP, "exclude names no step: aa (did you mean a?)"),
         ("include = [1]\n" + STEP, "include must be a name or a list of names"),
         ("params = [1]\n" + STEP, "params must be a table, not a list"),
         ("defaults = [1]\n" + STEP, "defaults must be a table, not a list"),
@@ -269,3 +271,9 @@ def test_suite_definition_names_opt_ins_only_when_there_are_some() -> None:
     assert "allowed_fio_options" not in load_suite("quick").model_dump(mode="json")
     opted = load_suite("quick", allow_fio_options=["exec_prerun"]).model_dump(mode="json")
     assert opted["allowed_fio_options"] == ["exec_prerun"]
+
+
+@pytest.mark.parametrize("factor", [float("nan"), float("inf"), -1.0, 0.0])
+def test_a_scale_that_is_no_positive_number_is_refused(factor: float) -> None:
+    with pytest.raises(InputError, match="--scale must be a positive number"):
+        load_suite("quick").scaled(factor)

@@ -23,6 +23,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import ssdlab
+from ssdlab import runner
 from ssdlab.errors import InputError, SsdlabError
 from ssdlab.execute import no_io_error
 from ssdlab.io import read_fio_json
@@ -138,9 +139,11 @@ def _past_the_end(suite: Suite) -> Suite:
 
 
 def test_a_step_that_did_no_io_fails_instead_of_recording_zero_iops(
-    tmp_path: Path, loops: Loops
+    tmp_path: Path, loops: Loops, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     device = loops.blank()
+    # the stand-in reaches past the target, which check_fits refuses before fio runs
+    monkeypatch.setattr(runner, "check_fits", lambda suite, target: None)
     suite = load_suite(
         write_suite(tmp_path, '[[steps]]\nname = "past-end"\nrw = "randread"\nsize = "1m"\n')
     )
@@ -174,7 +177,7 @@ def test_a_step_larger_than_its_file_target_is_refused_before_any_step(tmp_path:
     proc = ssdlab_cli("run", suite, "--out", out, "--target-size", "16m")
     assert proc.returncode == 1
     [line] = errors(proc)
-    assert "step 'second' needs 33554432 bytes" in line and "holds 16777216" in line
+    assert "step 'second' needs 33,554,432 bytes" in line and "holds 16,777,216" in line
     assert not (out / "steps").exists() and not (out / "target.tmp").exists()
     assert not (out / "manifest.json").exists()
 
@@ -365,8 +368,58 @@ def test_no_space_for_the_temporary_target_is_one_line_and_removes_it(
     out = fs / "out"
     proc = ssdlab_cli("run", write_suite(fs, TWO_STEPS), "--out", out)
     assert proc.returncode == 1
-    assert errors(proc) == [f"error: no space left on {fs} while writing {out / 'target.tmp'}"]
+    assert errors(proc) == [
+        f"error: no space left on {fs} while writing {out / 'target.tmp'}; removed the partial file"
+    ]
     assert not out.exists()  # it made the directory and wrote nothing to keep: gone again
+
+
+def test_ctrl_c_while_the_target_file_is_written_removes_it_and_says_so(tmp_path: Path) -> None:
+    """Ctrl-C while ssdlab wrote an 8 GiB temporary target left 594 MB behind, silently."""
+    out = tmp_path / "out"
+    proc = start(
+        "run", write_suite(tmp_path, TWO_STEPS), "--out", out, "--target-size", "8g",
+        stderr=subprocess.PIPE,
+    )  # fmt: skip
+    target = out / "target.tmp"
+    deadline = time.monotonic() + 120
+    while proc.poll() is None and time.monotonic() < deadline:
+        if target.exists() and target.stat().st_size > 0:
+            break
+        time.sleep(0.01)
+    proc.send_signal(signal.SIGINT)
+    _, stderr = proc.communicate(timeout=120)
+    assert proc.returncode == 130, stderr
+    assert f"interrupted while writing the target file {target}; removed" in stderr
+    assert "Traceback" not in stderr and not out.exists()
+
+
+@needs_root
+def test_a_results_disk_without_room_for_the_reserve_runs_nothing(
+    small_fs: Callable[[str], Path], tmp_path: Path
+) -> None:
+    """With 56 KB free the reserve could not be made and the manifest stayed `running`."""
+    fs = small_fs("1m")
+    (fs / "filler").write_bytes(bytes(1024 * 1024 - 56 * 1024))
+    out = fs / "out"
+    suite = write_suite(tmp_path, TWO_STEPS)
+    proc = ssdlab_cli("run", suite, "--out", out, "--target", tmp_path / "t.img")
+    assert proc.returncode == 1
+    [line] = errors(proc)
+    assert f"no space left on {fs} while writing {out / '.ssdlab.reserve'}" in line
+    assert "1m in reserve" in line
+    assert not out.exists() and not (tmp_path / "t.img").exists()
+
+
+def test_resume_names_another_repeat_and_the_target_once(short_run: Path) -> None:
+    """Resuming with another --repeat named the temporary target twice, not the --repeat."""
+    before = (short_run / "manifest.json").read_bytes()
+    proc = ssdlab_cli("run", short_run.parent / "t.toml", "--out", short_run, "--repeat", "2")
+    assert proc.returncode == 1
+    [line] = errors(proc)
+    assert line.endswith(": --repeat 1 → 2; use another --out to start a new run"), line
+    assert line.count("temporary file") == 1
+    assert (short_run / "manifest.json").read_bytes() == before
 
 
 @needs_root
@@ -532,8 +585,10 @@ def test_fio_runs_read_steps_read_only(tmp_path: Path) -> None:
     proc = ssdlab_cli(
         "run", write_suite(tmp_path, step), "--out", tmp_path / "o", "--target", target
     )
-    assert proc.returncode == 1
-    assert "refusing extend of file due to read-only" in " ".join(errors(proc))
+    assert proc.returncode == 1  # refused before fio runs; fio's --readonly would refuse too
+    assert "needs 75,497,472 bytes of the target (offset + offset_increment" in " ".join(
+        errors(proc)
+    )
     assert target.stat().st_size == 16 << 20
     assert hashlib.sha256(target.read_bytes()).hexdigest() == digest
 

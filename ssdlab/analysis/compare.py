@@ -26,7 +26,7 @@ from ..results import Results
 from ..units import format_duration, parse_size
 from .drive import DriveAnalysis
 from .figures import quoted_mix
-from .repeats import score_repeats
+from .repeats import direction_repeats, score_repeats
 from .tails import ConsistencyRun
 from .workloads import BANDWIDTH_BS, Mixes, latest, mix_points, qd_points, throughput
 
@@ -693,13 +693,22 @@ class ComparisonAnalysis:
         frame = frame.unique(["test", "drive"], keep="first", maintain_order=True)
         return self._with_repeats(frame.filter(pl.len().over("test") >= 2))
 
+    @cached_property
+    def _repeats(self) -> dict[str, tuple[dict, dict]]:
+        """Per drive: its steps' repeats per score metric (:func:`score_repeats`) and its
+        p99.99 latencies' repeats per direction (:func:`direction_repeats`)."""
+        return {
+            name: (
+                score_repeats(drive.every_repeat),
+                direction_repeats(drive.every_repeat, "clat_p99_99_ns"),
+            )
+            for drive, name in zip(self.drives, self.names, strict=True)
+        }
+
     def _with_repeats(self, scores: pl.DataFrame) -> pl.DataFrame:
         """``scores`` with ``repeats``: each value's repeats (for a step run with
         ``--repeat``), when any run has repeats."""
-        found = {
-            name: score_repeats(drive.every_repeat)
-            for drive, name in zip(self.drives, self.names, strict=True)
-        }
+        found = {name: per_metric for name, (per_metric, _) in self._repeats.items()}
         if not any(found.values()) or "step_index" not in scores.columns:
             return scores
         repeats = [
@@ -714,7 +723,8 @@ class ComparisonAnalysis:
     def measurements(self) -> pl.DataFrame:
         """Every compared cell's figures per drive: ``drive``, ``item`` (the workload
         phrase), ``measure`` (``IOPS``, ``MB/s``, ``p99.99 latency``, ``read p99.99
-        latency``...), ``metric``, ``higher_is_better``, ``value``."""
+        latency``...), ``metric``, ``higher_is_better``, ``value``; with ``repeats`` (each
+        value's repeats, null for a step run once) when any run has repeats."""
         cells = self.classified
         schema = {
             "drive": pl.String,
@@ -737,6 +747,8 @@ class ComparisonAnalysis:
                 metric="metric",
                 higher_is_better=pl.lit(True),
                 value=throughput(),
+                step_index="step_index",
+                direction=pl.lit(None, pl.String),
             )
         )
         mixed = (pl.col("read_pct") > 0) & (pl.col("read_pct") < 100)
@@ -749,13 +761,30 @@ class ComparisonAnalysis:
             metric=pl.lit("ns"),
             higher_is_better=pl.lit(False),
             value=pl.col("clat_p99_99_ns").cast(pl.Float64),
+            step_index="step_index",
+            direction="direction",
         )
-        return pl.concat([rate.cast(schema), tail.cast(schema)])
+        keyed = schema | {"step_index": pl.Int64, "direction": pl.String}
+        frame = pl.concat([rate.cast(keyed), tail.cast(keyed)])  # type: ignore[arg-type]
+        if not any(a or b for a, b in self._repeats.values()):
+            return frame.drop("step_index", "direction")
+        repeats = [
+            self._repeats[drive][1].get((index, direction))
+            if metric == "ns"
+            else self._repeats[drive][0].get((index, metric))
+            for drive, index, metric, direction in frame.select(
+                "drive", "step_index", "metric", "direction"
+            ).rows()
+        ]
+        return frame.drop("step_index", "direction").with_columns(
+            repeats=pl.Series(repeats, dtype=pl.List(pl.Float64))
+        )
 
     def rivals(self) -> pl.DataFrame:
         """The subject's figures beside each rival's, per compared item: ``rival``, ``item``,
         ``measure``, ``metric``, ``higher_is_better``, ``value`` (the subject's),
-        ``rival_value`` (cells, then consistency, ACT and endurance tests)."""
+        ``rival_value`` (cells, then consistency, ACT and endurance tests); with ``repeats``
+        and ``rival_repeats`` when any run has repeats (:attr:`measurements`)."""
         tests = self.scores.filter(pl.col("group").is_in(["consistency", "act", "endurance"]))
         others = tests.select(
             "drive",
@@ -768,10 +797,13 @@ class ComparisonAnalysis:
         every = pl.concat([self.measurements, others], how="diagonal_relaxed").drop_nulls("value")
         keys = ["item", "measure", "metric", "higher_is_better"]
         mine = every.filter(pl.col("drive") == self.subject).drop("drive")
+        repeats = ["repeats"] if "repeats" in every.columns else []
         theirs = every.filter(pl.col("drive") != self.subject).rename(
-            {"drive": "rival", "value": "rival_value"}
+            {"drive": "rival", "value": "rival_value"} | {r: f"rival_{r}" for r in repeats}
         )
-        return theirs.join(mine, on=keys).select("rival", *keys, "value", "rival_value")
+        return theirs.join(mine, on=keys).select(
+            "rival", *keys, "value", "rival_value", *repeats, *(f"rival_{r}" for r in repeats)
+        )
 
 
 def same_runs(results: Sequence[Results]) -> list[str]:

@@ -7,6 +7,7 @@ from functools import cached_property
 
 import polars as pl
 
+from ..pipeline import hist_log_bins_frame
 from ..results import Results
 from .latency import percentile_curves, qos_choice
 from .load import sweep_steps
@@ -50,6 +51,15 @@ class DriveAnalysis:
         """Every measured step: :attr:`steps` without the fills (load-sweep steps kept: what
         a QoS profile judges)."""
         return self.steps.filter(~pl.col("step_index").is_in(list(self.fills)))
+
+    @cached_property
+    def hist_log_bins(self) -> pl.DataFrame:
+        """The histogram logs of the :attr:`measured` steps, summed per step, direction, row
+        time and bin (:func:`~ssdlab.pipeline.hist_log_bins_frame`): read on first use, once, for
+        every QoS target and slice length judged (``latency_intervals`` keeps percentiles,
+        not bins)."""
+        measured = self.measured["step_index"].unique().to_list()
+        return hist_log_bins_frame(self.results.path, self.results.manifest, measured)
 
     @cached_property
     def classified(self) -> pl.DataFrame:

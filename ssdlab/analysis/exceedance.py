@@ -11,6 +11,11 @@ at least as slow as the lower edge of ``x``'s bin). The slowest bin thus has the
 the I/Os in it, never 0, and fio's own percentile p is the largest ``x`` whose share is
 above ``1 - p/100`` (:mod:`.percentiles`). Drawn as a step that falls just after each
 ``x`` ("step-before" in Vega), the curve is exact to the bin.
+
+Coverage: a curve (or a QoS profile's slices, from the histogram logs) is the step's only
+when it counts the I/Os fio counted (:func:`coverage`): json+ bins normally hold every I/O;
+histogram logs miss a late start, a job without a log, a truncated file and their last
+partial interval.
 """
 
 from __future__ import annotations
@@ -32,6 +37,7 @@ def exceedance(
     keys: Sequence[str] = EXCEEDANCE_KEYS,
     *,
     step: float | None = SHARE_STEP,
+    summary: pl.DataFrame | None = None,
 ) -> pl.DataFrame:
     """Per ``keys`` (step and direction; fio's job entries of a step are summed), one row
     per json+ bin in ascending latency: ``lat_ns`` (fio's bin value), ``ios`` (I/Os of the
@@ -44,7 +50,10 @@ def exceedance(
     :data:`TAIL_IOS` I/Os. A line through the kept points stays within a factor ``step`` of
     the full curve, and a step and direction keep at most ``2 x log(ios) / log(step) + 2 +
     TAIL_IOS`` points (about 250 for 10^6 I/Os), however many bins fio filled. ``step=None``
-    keeps every bin."""
+    keeps every bin.
+
+    With ``summary`` (fio's job rows), every row also has ``ios_total`` and ``coverage_pct``
+    (:func:`coverage`: how much of fio's I/O count of the step and direction the bins hold)."""
     keys = list(keys)
     bins = (
         latency_hist.filter(pl.col("count") > 0)
@@ -59,6 +68,9 @@ def exceedance(
         slower_ios=pl.col("count").cum_sum().over(keys),
     ).with_columns(share=pl.col("slower_ios") / pl.col("ios"))
     curve = curve.sort(*keys, "lat_ns")
+    if summary is not None:
+        found = coverage(curve, summary, keys).drop("ios")
+        curve = curve.join(found, on=keys, how="left", maintain_order="left")
     if step is None:
         return curve
     if step <= 1:
@@ -73,4 +85,37 @@ def exceedance(
             | (pl.col("slower_ios") <= TAIL_IOS)
         )
         .drop("band")
+    )
+
+
+#: a curve or a step's slices holding fewer than this percent of fio's own I/O count of the
+#: step and direction show only part of it (:func:`coverage`)
+MIN_COVERAGE_PCT = 99.0
+
+
+def coverage(
+    counted: pl.DataFrame, summary: pl.DataFrame, keys: Sequence[str] = EXCEEDANCE_KEYS
+) -> pl.DataFrame:
+    """How much of each step and direction an exceedance counts: per ``keys`` of ``counted``
+    (its ``ios``: the I/Os in json+ bins or histogram-log rows), ``ios_total``, fio's own
+    count (``total_ios`` of the step's job entries in ``summary``, summed) and
+    ``coverage_pct`` = 100 x ``ios`` / ``ios_total`` (null when fio counted none).
+
+    Nothing is forgiven: I/Os a histogram log never held count as missing, the last partial
+    interval too (fio writes a log row only when an interval has passed, never at the end,
+    so a step of n log intervals covers about (n - 1) / n of its I/Os at best)."""
+    keys = list(keys)
+    if "total_ios" in summary.columns:
+        totals = summary.group_by(keys).agg(ios_total=pl.col("total_ios").sum())
+    else:
+        totals = summary.select(keys).unique().with_columns(ios_total=pl.lit(None, pl.Int64))
+    return (
+        counted.select(*keys, "ios")
+        .unique(keys, maintain_order=True)
+        .join(totals, on=keys, how="left", maintain_order="left")
+        .with_columns(
+            coverage_pct=pl.when(pl.col("ios_total") > 0).then(
+                100 * pl.col("ios") / pl.col("ios_total")
+            )
+        )
     )

@@ -8,12 +8,12 @@ step's slowest I/O as the tables cap fio's own percentiles; the mean is IOPS-wei
 without bins falls back to the worst job and direction of the summary.
 
 - **Load sweeps**: the requested rate of each step is the manifest's (``StepRecord.load``,
-  what the per-job ``rate_iops`` add up to); the achieved IOPS are the frames' (all jobs and
-  directions); a rate step ``reached`` its rate when achieved >= ``reach`` x requested (the
-  sweep's tolerance, 0.97 by default). The **knee** is the highest load before the p99 passes
-  :data:`KNEE_FACTOR` x its value at the lowest load; the **QoS load** is the highest
-  achieved IOPS whose p99.99 stays under a limit (:data:`P99_99_LIMIT_NS`, the FioSynth/OCP
-  read target).
+  what the whole per-job ``rate_iops`` add up to: the rate offered, after rounding); the
+  achieved IOPS are the frames' (all jobs and directions); a rate step ``reached`` its
+  rate when achieved >= ``reach`` x requested (the sweep's tolerance, 0.97 by default).
+  The **knee** is the highest load before the p99 passes :data:`KNEE_FACTOR` x its value at
+  the lowest load; the **QoS load** is the highest achieved IOPS whose p99.99 stays under a
+  limit (:data:`P99_99_LIMIT_NS`, the FioSynth/OCP read target).
 - **DIRTH**: one workload (rw, block size, read share) measured at two or more thread counts
   with two or more queue depths each, outside round blocks and load sweeps. Per cell: IOPS,
   ART (average response time), maximum and p99.999; the **operating point** is the cell
@@ -52,8 +52,9 @@ PERCENTILES = {"lat_p50_ns": 50.0, "lat_p99_ns": 99.0, "lat_p99_99_ns": 99.99,
 POINT_SCHEMA = {
     "run_id": pl.String, "label": pl.String, "sweep": pl.String, "workload": pl.String,
     "step_index": pl.Int64, "step": pl.String, "role": pl.String, "fraction": pl.Float64,
-    "max_iops": pl.Float64, "requested_iops": pl.Float64, "achieved_iops": pl.Float64,
-    "reach": pl.Float64, "reached": pl.Boolean, "lat_mean_ns": pl.Float64,
+    "max_iops": pl.Float64, "target_iops": pl.Float64, "requested_iops": pl.Float64,
+    "rounding": pl.String, "achieved_iops": pl.Float64, "reach": pl.Float64,
+    "reached": pl.Boolean, "lat_mean_ns": pl.Float64,
     "lat_p50_ns": pl.Float64, "lat_p99_ns": pl.Float64, "lat_p99_99_ns": pl.Float64,
     "lat_max_ns": pl.Float64, "ios": pl.Int64,
 }  # fmt: skip
@@ -137,7 +138,9 @@ def sweep_steps(manifest: Manifest) -> set[int]:
 def load_points(results: Results, p99_99_limit_ns: float = P99_99_LIMIT_NS) -> pl.DataFrame:
     """One row per load-sweep step that has results (:data:`POINT_SCHEMA`, in run order):
     its sweep, ``role`` (``max``/``rate``/``unlimited``), ``fraction``, ``max_iops``,
-    ``requested_iops`` (the manifest's), ``achieved_iops`` (the frames'), ``reached``
+    ``target_iops`` (fraction x maximum, asked), ``requested_iops`` (the manifest's: what
+    the whole per-job rates offer), ``rounding`` (what rounding did, when it moved the
+    load more than 1 %), ``achieved_iops`` (the frames'), ``reached``
     (recomputed from them with the sweep's ``reach``; None for unlimited steps) and the
     latencies; plus ``under_limit`` (p99.99 < ``p99_99_limit_ns``)."""
     records = {s.index: s for s in results.manifest.steps if s.load is not None}
@@ -158,7 +161,9 @@ def load_points(results: Results, p99_99_limit_ns: float = P99_99_LIMIT_NS) -> p
             "workload": _workload(row["rw"], row["bs_bytes"], row["rwmixread"]) + " "
             + qd_label(row["iodepth"], row["numjobs"]),
             "step_index": row["step_index"], "step": row["step"], "role": load.role,
-            "fraction": load.fraction, "max_iops": load.max_iops, "requested_iops": requested,
+            "fraction": load.fraction, "max_iops": load.max_iops,
+            "target_iops": load.target_iops if requested is not None else None,
+            "requested_iops": requested, "rounding": load.rounding,
             "achieved_iops": row["iops"], "reach": load.reach, "reached": reached,
             "lat_mean_ns": row["lat_mean_ns"], "lat_p50_ns": row["lat_p50_ns"],
             "lat_p99_ns": row["lat_p99_ns"], "lat_p99_99_ns": row["lat_p99_99_ns"],

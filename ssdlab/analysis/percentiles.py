@@ -71,9 +71,11 @@ def ios_needed(percentile: float) -> int:
 
 
 def samples_beyond(percentile: float, ios: float) -> float:
-    """How many of ``ios`` I/Os lie beyond percentile ``percentile``: ``ios x (1 - p/100)``.
+    """How many of ``ios`` I/Os lie beyond percentile ``percentile`` by its definition:
+    ``ios x (1 - p/100)`` (not a count from fio's histogram bins, whose edges put I/Os equal
+    to the value on either side).
 
     A percentile means something only when at least one I/O lies beyond it; below 1 it is
-    the slowest I/O measured (p99.9999 of 50,000 I/Os: 0.05 beyond, the maximum). Deep
+    fio's histogram value of the slowest I/Os (p99.9999 of 50,000 I/Os: 0.05 beyond). Deep
     percentiles need samples: p99.99 needs 10,000 I/Os, p99.9999 1,000,000."""
     return ios * (1 - percentile / 100)

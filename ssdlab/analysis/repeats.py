@@ -6,6 +6,13 @@ middle ones for an even N), so every headline figure is still one run's numbers,
 to its ``fio.json``. Its interval is Student's t interval of the repeats' mean at 95 %
 (:func:`interval`): with few repeats it is wide, as it should be.
 
+Latency percentiles are skewed (a tail percentile of one repeat can be several times
+another's, never below zero), so their interval is the t interval of the repeats' logarithms
+mapped back (:func:`log_interval`): a ratio around the geometric mean, never below zero, as
+:func:`lead` compares them. The order-statistic interval of the median is no alternative:
+with N repeats [min, max] holds the median with 1 - 2 x 0.5^N, 75 % for three repeats, so it
+cannot be a 95 % interval below six. Rates and watts are not skewed: :func:`interval`.
+
 Two drives are compared on the logarithm of their repeats (Welch's t interval of the
 difference of means, :func:`lead`), so a lead is a ratio with an interval: "3 % +- 4 %" is
 within the noise.
@@ -45,11 +52,23 @@ def t975(df: float) -> float:
     return _Z975 + (_T975[-1] - _Z975) * last / whole
 
 
+#: fio's completion-latency percentiles a review quotes: name -> (column, percentile)
+LATENCY_PERCENTILES = {
+    "p50": ("clat_p50_ns", 50.0),
+    "p99": ("clat_p99_ns", 99.0),
+    "p99.9": ("clat_p99_9_ns", 99.9),
+    "p99.99": ("clat_p99_99_ns", 99.99),
+}
+#: the power frame's figures a repeated step gets an interval of
+POWER_FIGURES = ("avg_w", "iops_per_w", "mb_s_per_w")
+
+
 @dataclass(frozen=True)
 class Interval:
-    """Repeats of one figure: ``n``, their median, mean, the mean's 95 % interval
-    (``lo``..``hi``, None with one repeat) and their spread (sample standard deviation over
-    the mean, in percent; None with one repeat)."""
+    """Repeats of one figure: ``n``, their median, mean (geometric for
+    :func:`log_interval`), the mean's 95 % interval (``lo``..``hi``, None with one repeat)
+    and their spread (sample standard deviation over the mean, in percent; None with one
+    repeat)."""
 
     n: int
     median: float
@@ -59,6 +78,14 @@ class Interval:
     spread_pct: float | None
 
 
+def _mean_sd_half(values: Sequence[float]) -> tuple[float, float, float]:
+    """Mean, sample standard deviation and the 95 % t half width of two or more values."""
+    n = len(values)
+    mean = sum(values) / n
+    sd = math.sqrt(sum((v - mean) ** 2 for v in values) / (n - 1))
+    return mean, sd, t975(n - 1) * sd / math.sqrt(n)
+
+
 def interval(values: Sequence[float]) -> Interval:
     """The :class:`Interval` of a figure's repeats."""
     if not values:
@@ -66,14 +93,31 @@ def interval(values: Sequence[float]) -> Interval:
     n = len(values)
     ordered = sorted(values)
     median = ordered[(n - 1) // 2] if n % 2 else (ordered[n // 2 - 1] + ordered[n // 2]) / 2
-    mean = sum(values) / n
     if n == 1:
-        return Interval(1, median, mean, None, None, None)
-    sd = math.sqrt(sum((v - mean) ** 2 for v in values) / (n - 1))
-    half = t975(n - 1) * sd / math.sqrt(n)
+        return Interval(1, median, values[0], None, None, None)
+    mean, sd, half = _mean_sd_half(values)
     spread = 100 * sd / mean if mean else None
     # the figures (rates, latencies) are never negative: nor is the interval's lower end
     return Interval(n, median, mean, max(mean - half, 0.0), mean + half, spread)
+
+
+def log_interval(values: Sequence[float]) -> Interval:
+    """The :class:`Interval` of a skewed figure's repeats (latency percentiles): the t
+    interval of their logarithms' mean, mapped back (``mean`` is the geometric mean, ``lo``
+    above zero); median and spread as :func:`interval`. A repeat of zero (fio's null engine
+    reports 0 ns) has no logarithm: then the plain :func:`interval`."""
+    plain = interval(values)
+    if plain.n == 1 or min(values) <= 0:
+        return plain
+    mean, _, half = _mean_sd_half([math.log(v) for v in values])
+    return Interval(
+        plain.n,
+        plain.median,
+        math.exp(mean),
+        math.exp(mean - half),
+        math.exp(mean + half),
+        plain.spread_pct,
+    )
 
 
 @dataclass(frozen=True)
@@ -87,10 +131,18 @@ class Lead:
 
     @property
     def significant(self) -> bool | None:
-        """None when the noise is unknown (a side without repeats)."""
+        """Whether the interval excludes no difference, judged on the logarithms the interval
+        is symmetric in (a lead of -40 % is the other side's +67 %); None when the noise is
+        unknown (a side without repeats)."""
         if self.plus_minus_pct is None:
             return None
-        return abs(self.pct) > self.plus_minus_pct
+        return abs(math.log1p(self.pct / 100)) > math.log1p(self.plus_minus_pct / 100)
+
+    @property
+    def size_pct(self) -> float:
+        """How much larger the larger side is, in percent: ``pct`` for a positive lead, the
+        other side's lead for a negative one (what ``plus_minus_pct`` is the half width of)."""
+        return 100 * math.expm1(abs(math.log1p(self.pct / 100)))
 
 
 def lead(a: Sequence[float], b: Sequence[float]) -> Lead:
@@ -109,6 +161,8 @@ def lead(a: Sequence[float], b: Sequence[float]) -> Lead:
     if se == 0:
         return Lead(pct, 0.0)
     df = se**4 / (va**2 / (len(la) - 1) + vb**2 / (len(lb) - 1))
+    # Welch's df lies between the smaller side's n - 1 and na + nb - 2; rounding can step out
+    df = min(max(df, min(len(la), len(lb)) - 1), len(la) + len(lb) - 2)
     return Lead(pct, 100 * math.expm1(t975(df) * se))
 
 
@@ -164,11 +218,38 @@ def median_repeats(steps: pl.DataFrame) -> pl.DataFrame:
     )
 
 
+def step_totals(steps: pl.DataFrame) -> pl.DataFrame:
+    """``steps`` (one row per step and direction) with its directions added up: one row per
+    step, direction ``all``, ``iops`` and ``bw_bytes_s`` summed, the workload kept."""
+    keys = [*run_keys(steps), "step_index", "step", *(c for c in _WORKLOAD if c in steps.columns)]
+    return (
+        steps.group_by(keys, maintain_order=True)
+        .agg(pl.col("iops").fill_null(0).sum(), pl.col("bw_bytes_s").fill_null(0).sum())
+        .with_columns(direction=pl.lit("all"))
+    )
+
+
+def _figure_interval(figure: str, values: pl.Series) -> Interval | None:
+    """The interval of one figure's repeats: rates count a missing value as none measured,
+    latencies (``*_ns``, on logs: :func:`log_interval`) and watts leave it out."""
+    if figure in ("iops", "bw_bytes_s"):
+        return interval(values.fill_null(0).to_list())
+    known = values.drop_nulls().to_list()
+    if not known:
+        return None
+    return log_interval(known) if figure.endswith("_ns") else interval(known)
+
+
+#: the columns :func:`repeat_figures` gives each figure, after its name
+_STATS = ("median", "lo95", "hi95", "spread_pct")
+
+
 def repeat_figures(
     steps: pl.DataFrame, figures: Sequence[str] = ("iops", "bw_bytes_s")
 ) -> pl.DataFrame:
     """Per repeated step and direction: ``repeats`` and, for each figure, ``<figure>_median``,
-    ``<figure>_lo95``, ``<figure>_hi95`` and ``<figure>_spread_pct`` (see :class:`Interval`).
+    ``<figure>_lo95``, ``<figure>_hi95`` and ``<figure>_spread_pct`` (see :class:`Interval`;
+    latencies, ``*_ns``, by :func:`log_interval`; null where no repeat has the figure).
     Steps that ran once are left out. ``steps``: one row per step and direction."""
     marked = with_repeats(steps)
     keys = [*run_keys(marked), "repeat_of", "direction"]
@@ -177,36 +258,32 @@ def repeat_figures(
     for key, group in repeated.group_by(keys, maintain_order=True):
         row = dict(zip(keys, key, strict=True)) | {"repeats": group.height}
         for figure in figures:
-            found = interval(group[figure].fill_null(0).to_list())
-            row |= {
-                f"{figure}_median": found.median,
-                f"{figure}_lo95": found.lo,
-                f"{figure}_hi95": found.hi,
-                f"{figure}_spread_pct": found.spread_pct,
-            }
+            found = _figure_interval(figure, group[figure])
+            values = (found.median, found.lo, found.hi, found.spread_pct) if found else (None,) * 4
+            row |= {f"{figure}_{stat}": v for stat, v in zip(_STATS, values, strict=True)}
         rows.append(row)
     schema = {k: marked.schema[k] for k in keys} | {"repeats": pl.Int64}
     for figure in figures:
-        schema |= dict.fromkeys(
-            (f"{figure}_{s}" for s in ("median", "lo95", "hi95", "spread_pct")), pl.Float64
-        )
+        schema |= dict.fromkeys((f"{figure}_{stat}" for stat in _STATS), pl.Float64)
     return pl.DataFrame(rows, schema=schema, orient="row")
 
 
 def with_intervals(points: pl.DataFrame, steps: pl.DataFrame) -> pl.DataFrame:
-    """``points`` (rows with ``step``, ``direction`` and ``metric``: IOPS or MB/s) with
-    ``value_lo95`` and ``value_hi95``, the 95 % interval of the step's repeats in that
-    metric (null for a step run once). ``steps``: one row per step and direction, every
-    repeat included (:attr:`~.drive.DriveAnalysis.every_repeat`)."""
-    figures = repeat_figures(steps)
+    """``points`` (rows with ``step``, ``metric``: IOPS or MB/s, and ``direction``, or none
+    for points of a step's directions added up, as mix sweeps) with ``value_lo95`` and
+    ``value_hi95``, the 95 % interval of the step's repeats in that metric (null for a step
+    run once). ``steps``: one row per step and direction, every repeat included
+    (:attr:`~.drive.DriveAnalysis.every_repeat`)."""
+    directions = ["direction"] if "direction" in points.columns else []
+    figures = repeat_figures(steps if directions else step_totals(steps))
     if not figures.height:
         return points.with_columns(
             value_lo95=pl.lit(None, pl.Float64), value_hi95=pl.lit(None, pl.Float64)
         )
-    keys = [*run_keys(figures), "repeat_of", "direction"]
+    keys = [*run_keys(figures), "repeat_of", *directions]
     found = points.join(
         figures.select(*keys, "iops_lo95", "iops_hi95", "bw_bytes_s_lo95", "bw_bytes_s_hi95"),
-        left_on=[*run_keys(figures), "step", "direction"],
+        left_on=[*run_keys(figures), "step", *directions],
         right_on=keys,
         how="left",
         nulls_equal=True,
@@ -216,6 +293,60 @@ def with_intervals(points: pl.DataFrame, steps: pl.DataFrame) -> pl.DataFrame:
         value_lo95=pl.when(mbs).then(pl.col("bw_bytes_s_lo95") / MB).otherwise("iops_lo95"),
         value_hi95=pl.when(mbs).then(pl.col("bw_bytes_s_hi95") / MB).otherwise("iops_hi95"),
     ).drop("iops_lo95", "iops_hi95", "bw_bytes_s_lo95", "bw_bytes_s_hi95")
+
+
+def percentile_intervals(chosen: pl.DataFrame, steps: pl.DataFrame) -> pl.DataFrame:
+    """Per chosen series (``series``, ``step``, ``direction``: a review's shown steps, each its
+    median repeat named as the step) that was repeated, and per percentile of
+    :data:`LATENCY_PERCENTILES`: ``percentile``, ``name`` (``p99``), ``repeats``,
+    ``median_ns``, ``lo95_ns``, ``hi95_ns`` (:func:`log_interval` of fio's percentile of each
+    repeat). Empty without repeats. ``steps``: every repeat (one row per step and direction)."""
+    schema = {
+        "series": pl.String,
+        "percentile": pl.Float64,
+        "name": pl.String,
+        "repeats": pl.Int64,
+        "median_ns": pl.Float64,
+        "lo95_ns": pl.Float64,
+        "hi95_ns": pl.Float64,
+    }
+    columns = [column for column, _ in LATENCY_PERCENTILES.values()]
+    figures = repeat_figures(steps, columns) if steps.height else pl.DataFrame()
+    if not figures.height or not chosen.height:
+        return pl.DataFrame(schema=schema)
+    keys = [*run_keys(figures), "repeat_of", "direction"]
+    found = chosen.select(*run_keys(figures), "series", "step", "direction").join(
+        figures,
+        left_on=[*run_keys(figures), "step", "direction"],
+        right_on=keys,
+        nulls_equal=True,
+    )
+    long = [
+        found.select(
+            "series",
+            percentile=pl.lit(p),
+            name=pl.lit(name),
+            repeats=pl.col("repeats").cast(pl.Int64),
+            median_ns=f"{column}_median",
+            lo95_ns=f"{column}_lo95",
+            hi95_ns=f"{column}_hi95",
+        )
+        for name, (column, p) in LATENCY_PERCENTILES.items()
+    ]
+    return pl.concat(long).drop_nulls("median_ns").cast(schema)  # type: ignore[arg-type]
+
+
+def power_figures(power: pl.DataFrame, steps: pl.DataFrame) -> pl.DataFrame:
+    """Per repeated step whose power was measured: :func:`repeat_figures` of the power frame's
+    :data:`POWER_FIGURES` (``avg_w_median``... by :func:`interval`: watts are not skewed; a
+    repeat not covered by the trace is left out). ``power``: the run's power frame (one row
+    per step); ``steps``: every repeat, one row per step and direction."""
+    if not power.height or not steps.height:
+        return pl.DataFrame()
+    rates = step_totals(steps).join(
+        power.select("step_index", *POWER_FIGURES), on="step_index", how="inner"
+    )
+    return repeat_figures(rates, POWER_FIGURES)
 
 
 #: a comparison score's metric -> its value of one step (one row per direction)
@@ -245,4 +376,22 @@ def score_repeats(steps: pl.DataFrame) -> dict[tuple[int, str], list[float]]:
             values = [v for v in row[metric] if v is not None]
             for index in row["step_index"]:
                 found[(index, metric)] = values
+    return found
+
+
+def direction_repeats(steps: pl.DataFrame, column: str) -> dict[tuple[int, str], list[float]]:
+    """Per step index and direction: ``column`` (a latency percentile, say) in every repeat of
+    that step, nulls left out, for steps run more than once. ``steps``: one run's rows per
+    step and direction, every repeat included."""
+    if not steps.height:
+        return {}
+    marked = with_repeats(steps)
+    if marked["repeat"].max() == 1:
+        return {}
+    groups = marked.group_by("repeat_of", "direction").agg(pl.col("step_index"), pl.col(column))
+    found: dict[tuple[int, str], list[float]] = {}
+    for row in groups.filter(pl.col("step_index").list.len() > 1).iter_rows(named=True):
+        values = [v for v in row[column] if v is not None]
+        for index in row["step_index"]:
+            found[(index, row["direction"])] = values
     return found

@@ -37,7 +37,7 @@ def fill_steps(manifest: Manifest) -> set[int]:
     }
 
 
-def workload_label(pattern: str, bs_bytes: int, read_pct: int) -> str:
+def workload_label(pattern: str, bs_bytes: int | None, read_pct: int) -> str:
     """``4K random read``, ``128K sequential write``, ``4K random 70/30``."""
     what = {100: "read", 0: "write"}.get(read_pct, f"{read_pct}/{100 - read_pct}")
     return f"{bs_label(bs_bytes)} {pattern} {what}"

@@ -37,6 +37,11 @@ class OnErrorPolicy(StrEnum):
     continue_ = "continue"
 
 
+class TargetsMode(StrEnum):
+    lockstep = "lockstep"
+    sequence = "sequence"
+
+
 @app.command()
 def run(
     suite: Annotated[
@@ -44,8 +49,21 @@ def run(
     ],
     out: Annotated[Path, typer.Option("--out", "-o", help="Results directory.")],
     target: Annotated[
-        Path | None,
-        typer.Option(help="File (created if missing) or block device. Default: a temporary file."),
+        list[Path] | None,
+        typer.Option(
+            help="File (created if missing) or block device. Default: a temporary file. "
+            "Repeat for several targets of this machine in one run (one results directory "
+            "each under OUT, see --targets-mode).",
+        ),
+    ] = None,
+    targets_mode: Annotated[
+        TargetsMode | None,
+        typer.Option(
+            "--targets-mode",
+            help="With several --target: lockstep (default: each step starts on every target "
+            "together, the next when all finished) or sequence (the whole suite on each "
+            "target in turn).",
+        ),
     ] = None,
     target_size: Annotated[
         str | None,
@@ -57,7 +75,8 @@ def run(
         typer.Option(
             "--destroy-data",
             help="Confirm writing: a block device's kernel name (nvme0n1) or serial; with "
-            "--hosts, comma-separated, also HOST:PATH for another host's targets.",
+            "several --target, each device's, comma-separated; with --hosts, comma-separated, "
+            "also HOST:PATH for another host's targets.",
         ),
     ] = None,
     purge: Annotated[
@@ -145,7 +164,6 @@ def run(
     from ..runner import run_suite
     from ..suite import load_suite, parse_param
     from ..telemetry.hooks import telemetry_hooks
-    from ..units import parse_size
 
     if scale <= 0:
         raise SsdlabError("--scale must be positive")
@@ -165,19 +183,28 @@ def run(
         from ..repeat import repeat_suite
 
         chosen = repeat_suite(chosen, repeat)
-    size = parse_size(target_size) if target_size else None
-    if hosts and (target is not None or purge):
+    size = _target_size(target_size) if target_size else None
+    targets = target or []
+    if hosts and (targets or purge):
         raise SsdlabError(
             "with --hosts each host's target is in the list (HOST=TARGET); "
             "--target and --purge do not apply"
         )
+    if targets_mode is not None and len(targets) < 2:
+        raise SsdlabError("--targets-mode applies to two or more --target")
+    mode = (targets_mode or TargetsMode.lockstep).value
+    if len(targets) > 1:
+        from ..fleet.targets import check_mode
+
+        check_mode(mode, spread)  # type: ignore[arg-type]
     if dry_run:
         from .plan import plan_run
 
         return plan_run(
             chosen,
             out,
-            target=target,
+            targets=targets,
+            targets_mode=mode,
             target_size=size,
             label=label,
             destroy_data=destroy_data,
@@ -186,7 +213,32 @@ def run(
             params=given,
             hosts=hosts,
         )
-    hooks = telemetry_hooks(smart, power, power_interval)
+    hooks = telemetry_hooks(smart, power, power_interval)  # a wrong option fails now
+    if len(targets) > 1:
+        from ..fleet.targets import run_targets
+
+        fleet = run_targets(
+            chosen,
+            targets,
+            out,
+            mode=mode,  # type: ignore[arg-type]
+            label=label,
+            target_size=size,
+            destroy_data=destroy_data,
+            purge_first=purge,
+            on_error=on_error.value,  # type: ignore[arg-type]
+            scale=scale,
+            params=given,
+            hooks=lambda: telemetry_hooks(smart, power, power_interval),
+            console=stderr(),
+            max_spread_pct=spread,
+            max_repeats=max_repeats,
+        )
+        stderr().print(
+            f"{plural(fleet.members.height, 'target')} complete ({mode}); results in {out} "
+            "(fleet.json)"
+        )
+        return
     if hosts:
         from ..fleet import parse_hosts, run_fleet
 
@@ -210,7 +262,7 @@ def run(
     manifest = run_suite(
         chosen,
         out,
-        target=target,
+        target=targets[0] if targets else None,
         target_size=size,
         label=label,
         destroy_data=destroy_data,
@@ -224,6 +276,19 @@ def run(
         max_repeats=max_repeats,
     )
     stderr().print(f"{plural(len(manifest.steps), 'step')} complete; results in {out}")
+
+
+def _target_size(text: str) -> int:
+    """``--target-size`` in bytes (at least the smallest file target); a clear error otherwise."""
+    from ..target import check_file_size
+    from ..units import parse_size
+
+    try:
+        size = parse_size(text)
+    except ValueError as exc:
+        raise SsdlabError(f"--target-size: {exc}") from None
+    check_file_size(size)
+    return size
 
 
 def _percent(text: str, option: str) -> float:
@@ -310,6 +375,8 @@ def summary(
     from ..tables import summary_table
 
     results = load(results_dir)
+    for line in results.damaged:  # what could not be read, and what it leaves out
+        stderr().print(escape(f"warning: {line}"), soft_wrap=True, highlight=False)
     frame = results.summary
     if format is SummaryFormat.table and frame.is_empty():  # not a blank line: say why
         trials = results.extra.get("act_trials")

@@ -9,7 +9,7 @@ no manifest); the job files it checks live in a temporary directory.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from rich.markup import escape
 
@@ -18,6 +18,9 @@ from ..errors import SsdlabError
 from . import stderr
 
 if TYPE_CHECKING:
+    from rich.console import Console
+
+    from ..manifest import TargetInfo
     from ..suite import Step, Suite
 
 
@@ -105,7 +108,8 @@ def plan_run(
     suite: Suite,
     out: Path,
     *,
-    target: Path | None,
+    targets: list[Path],
+    targets_mode: str,
     target_size: int | None,
     label: str | None,
     destroy_data: str | None,
@@ -115,11 +119,12 @@ def plan_run(
     hosts: str | None,
 ) -> None:
     """Print what ``ssdlab run`` would do with these options and check it (see the module
-    docstring); SsdlabError, after the plan, when the run would fail before its first step."""
+    docstring); SsdlabError, after the plan, when the run would fail before its first step.
+    Several ``targets`` (run in ``targets_mode``): each one's results directory, checks and
+    state."""
     from rich.console import Console
 
     from ..fio import fio_binary, fio_version, pinned_clocksource
-    from ..layout import MANIFEST
     from ..runner import check_fits, check_job_files, default_file_size
     from ..sysinfo import host_info
 
@@ -157,10 +162,25 @@ def plan_run(
         if suite.writes:
             out_console.print(f"file targets are laid out to {_bytes(size)}")
         path = listed[0].target or "/var/tmp/ssdlab-plan.bin" if listed else "/dev/null"
+    elif len(targets) > 1:
+        path = _plan_targets(
+            out_console,
+            problems,
+            suite,
+            out,
+            targets,
+            targets_mode,
+            size=size,
+            label=label,
+            destroy_data=destroy_data,
+            writes=suite.writes or purge,
+            scale=scale,
+            params=params,
+        )
     else:
-        from ..session import open_manifest
         from ..target import TEMP_TARGET, plan_target
 
+        target = targets[0] if targets else None
         writes = suite.writes or purge
         path = str((out / TEMP_TARGET if target is None else target).absolute())
         try:
@@ -172,26 +192,11 @@ def plan_run(
                 )
                 check_fits(suite, info)
                 path = info.path
-                what = "block device" if info.kind == "block" else "file"
-                device = info.device or {}
-                identity = ", ".join(str(device[k]) for k in ("model", "serial") if device.get(k))
-                info_text = f"{info.path} ({what}{', ' + identity if identity else ''}): " + (
-                    _bytes(info.size_bytes)
-                )
-                if info.kind == "file" and writes:
-                    info_text += " once created or grown by the run"
+                info_text = _target_text(info, writes)
             out_console.print(escape(f"target: {info_text}"))
         except SsdlabError as exc:
             problems.append(f"target: {exc}")
-        if (out / MANIFEST).exists():
-            try:
-                manifest = open_manifest(out, suite, label, target, params=params, scale=scale)
-                done = sum(s.status == "ok" for s in manifest.steps)
-                out_console.print(
-                    escape(f"{out} holds this run: {plural(done, 'step')} done, it resumes")
-                )
-            except SsdlabError as exc:
-                problems.append(str(exc))
+        _resumes(out_console, problems, out, suite, label, params=params, scale=scale)
     problems += check_job_files(
         suite, path, clocksource=pinned_clocksource(host_info()), binary=binary
     )
@@ -201,6 +206,95 @@ def plan_run(
         raise SsdlabError(problems[-1])
     jobs = plural(suite_files(suite), "job file")
     out_console.print(f"fio --parse-only: {jobs} ok ({escape(fio_version(binary))})")
+
+
+def _target_text(info: TargetInfo, writes: bool) -> str:
+    """A planned target: its path, kind, the drive's model and serial, its size."""
+    what = "block device" if info.kind == "block" else "file"
+    device = info.device or {}
+    identity = ", ".join(str(device[k]) for k in ("model", "serial") if device.get(k))
+    text = f"{info.path} ({what}{', ' + identity if identity else ''}): {_bytes(info.size_bytes)}"
+    return text + (" once created or grown by the run" if info.kind == "file" and writes else "")
+
+
+def _resumes(
+    console: Console,
+    problems: list[str],
+    out: Path,
+    suite: Suite,
+    label: str | None,
+    indent: str = "",
+    **given: Any,
+) -> None:
+    """Say whether ``out`` holds this run (it resumes), or note why it cannot."""
+    from ..layout import MANIFEST
+    from ..session import open_manifest
+
+    if not (out / MANIFEST).exists():
+        return
+    try:
+        manifest = open_manifest(out, suite, label, None, **given)
+    except SsdlabError as exc:
+        problems.append(str(exc))
+        return
+    done = sum(s.status == "ok" for s in manifest.steps)
+    state = (
+        "complete, nothing left to run"
+        if manifest.status == "complete"
+        else f"{plural(done, 'step')} done, it resumes"
+    )
+    console.print(escape(f"{indent}{out} holds this run: {state}"), highlight=False)
+
+
+def _plan_targets(
+    console: Console,
+    problems: list[str],
+    suite: Suite,
+    out: Path,
+    targets: list[Path],
+    mode: str,
+    *,
+    size: int,
+    label: str | None,
+    destroy_data: str | None,
+    writes: bool,
+    **given: Any,
+) -> str:
+    """The plan of several targets of this machine: each one's results directory, checks
+    (judged as the run judges them; one problem per target) and state; returns the path the
+    job files are checked with."""
+    from ..fleet.hosts import THIS_MACHINE, judge_targets, local_targets
+    from ..fleet.local import planned_local
+    from ..fleet.store import fleet_token
+    from ..runner import check_fits
+
+    listed = local_targets(targets)
+    how = {
+        "lockstep": "in lockstep (each step starts on every target together)",
+        "sequence": "in sequence (the whole suite on each target in turn)",
+    }[mode]
+    console.print(escape(f"on {plural(len(listed), 'target')} of this machine, {how}:"))
+    try:
+        fleet_token(out, suite, listed, mode)
+    except SsdlabError as exc:
+        problems.append(str(exc))
+    path = listed[0].name
+    for target in listed:
+        directory = out / target.dir
+        try:
+            info = judge_targets(
+                [target], "plan", writes=writes, destroy_data=destroy_data, local={THIS_MACHINE}
+            )[target]
+            info = planned_local(info, directory, size_bytes=size, writes=writes)
+            check_fits(suite, info)
+            text = _target_text(info, writes)
+        except SsdlabError as exc:
+            problems.append(f"target {target.name}: {exc}")
+            text = "refused (see below)"
+        console.print(escape(f"  {target.name} -> {directory}: {text}"), highlight=False)
+        label_of = f"{label} {target.name}" if label else target.name
+        _resumes(console, problems, directory, suite, label_of, "    ", **given)
+    return path
 
 
 def suite_files(suite: Suite) -> int:

@@ -67,9 +67,11 @@ def report(
 ) -> None:
     """Render a drive review (one directory) or a comparison (several) as one offline HTML.
 
-    The root of a --hosts run (its fleet.json beside one results directory per host) renders
-    as a batch: a review of every host, their comparison and an index, in the directory
+    The root of a --hosts or several --target run (its fleet.json beside one results
+    directory per host or target) renders as a batch: a review of each, their comparison
+    and an index, in the directory
     OUTPUT names without its .html."""
+    from ..fleet import load_fleet
     from ..report.batch import ReportJob, fleet_title, parent_of_runs, render
     from ..report.notebooks import discard_notebooks
 
@@ -96,9 +98,10 @@ def report(
                 "file, e.g. -o fleet-report.html (the reports go into fleet-report/)"
             )
         what = "a review of each, their comparison" if len(dirs) > 1 else "its review"
+        noun = "host" if load_fleet(root).mode == "hosts" else "target"
         stderr().print(
             escape(
-                f"{root} is the root of a fleet run ({plural(len(dirs), 'host')}): rendering "
+                f"{root} is the root of a fleet run ({plural(len(dirs), noun)}): rendering "
                 f"{what} and an index into {out_dir}"
             ),
             soft_wrap=True,

@@ -2,24 +2,28 @@
 
 One client process per host and target and step writes fio's json+ output (stdout) and its
 messages into the step's directory; what went wrong on the host is read from fio's client
-messages.
+messages. With ``on_status``, each client's connection goes through a :class:`.live.Relay`,
+which reports the host's live rates from fio's own ETA replies.
 """
 
 from __future__ import annotations
 
 import contextlib
+import functools
 import re
 import signal
 import subprocess
 import threading
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ..fio import fio_binary
+from ..fio import FioStatus, fio_binary
 from ..layout import FIO_JSON, JOB_FILE
 from ..manifest import StepRecord
 from ..suite import Step
 from .hosts import Host
+from .live import Relay
 
 _EXITED = re.compile(r"^client <(?P<host>.*)>: exited with error (?P<code>\d+)")
 _DISCONNECTED = re.compile(r"^client: host=(?P<host>.*) disconnected")
@@ -69,11 +73,19 @@ def _client_error(host: Host, lines: list[str], returncode: int) -> str | None:
 
 class Clients:
     """A fleet's running fio clients, one per host and target, each stopped after
-    ``grace_s`` past its step's planned end; with ``readonly``, fio's ``--readonly``."""
+    ``grace_s`` past its step's planned end; with ``readonly``, fio's ``--readonly``.
+    ``on_status`` gets each host's (``Host.name``) live status while its step runs, when fio
+    tells it (see :mod:`.live`), and None when the step has ended there."""
 
-    def __init__(self, grace_s: float, readonly: bool):
+    def __init__(
+        self,
+        grace_s: float,
+        readonly: bool,
+        on_status: Callable[[str, FioStatus | None], None] | None = None,
+    ):
         self.grace_s = grace_s
         self.readonly = readonly
+        self.on_status = on_status
         self.binary = fio_binary()
         self.aborted = False
         self._lock = threading.Lock()
@@ -82,9 +94,19 @@ class Clients:
 
     def run(self, host: Host, step_dir: Path, step: Step) -> ClientOutcome:
         """Run the step's job on ``host``'s fio server; results land in ``step_dir``."""
+        on_status = self.on_status
+        if on_status is None:
+            return self._run(host, step_dir, step, host.fio_address)
+        try:
+            with Relay(host, step_dir, functools.partial(on_status, host.name)) as relay:
+                return self._run(host, step_dir, step, relay.address)
+        finally:
+            on_status(host.name, None)
+
+    def _run(self, host: Host, step_dir: Path, step: Step, address: str) -> ClientOutcome:
         # stdout, not --output: fio passes its command line to the server, which would
         # create an empty file of that name in its working directory
-        cmd = [self.binary, f"--client={host.fio_address}", "--output-format=json+", JOB_FILE]
+        cmd = [self.binary, f"--client={address}", "--output-format=json+", JOB_FILE]
         if self.readonly:  # the server refuses any write, also laying out a file to read
             cmd.insert(2, "--readonly")
         with (

@@ -72,9 +72,11 @@ class SuiteOrder:
 
 
 class Gate:
-    """Lockstep across hosts (see the module documentation)."""
+    """Lockstep across hosts (see the module documentation); the display counts them as
+    ``noun`` (targets, for several targets of this machine)."""
 
-    def __init__(self, order: SuiteOrder, display: FleetDisplay, hosts: int):
+    def __init__(self, order: SuiteOrder, display: FleetDisplay, hosts: int, noun: str = "host"):
+        self._noun = noun
         self._cond = threading.Condition()
         self._order = order
         self._display = display
@@ -132,7 +134,7 @@ class Gate:
         self._running = set(batch)
         self._batch = len(batch)
         self._display.start_step(
-            f"{label} on {len(batch)} of {plural(self._total, 'host')}",
+            f"{label} on {len(batch)} of {plural(self._total, self._noun)}",
             step.planned_s,
             done_s=self._order.planned_before(first),
         )

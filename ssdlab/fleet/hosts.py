@@ -13,10 +13,14 @@ files, and ``,``, ``=``, ``#``, ``$`` or spaces mean something in host lists or 
 
 :func:`judge_targets` decides whether a fleet may use its targets (see docs/fleet.md): on this
 machine exactly as a local run does, on another host only with ``--destroy-data`` naming it.
+
+:class:`LocalTarget` is one of several targets of this machine in one run (``ssdlab run
+--target A --target B``, see :mod:`.local`): a member served by a fio server of its own.
 """
 
 from __future__ import annotations
 
+import hashlib
 import ipaddress
 import os
 import posixpath
@@ -24,11 +28,12 @@ import re
 import socket
 import stat
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from ..devices import CONFIRM_OPTION, check_readable, check_writable
 from ..errors import InputError, SsdlabError
+from ..layout import FLEET_FILE, POWER_DIR
 from ..manifest import TargetInfo
 from ..target import refuse_new_file_in_dev
 
@@ -82,6 +87,87 @@ class Host:
         return self.target or DEFAULT_TARGET.format(
             slug=_slug(f"{self.host}-{self.port}"), token=token
         )
+
+
+#: What fio's client of a :class:`LocalTarget` connects to: a link to its server's socket in
+#: the step's directory (fio names the client and its log files by the address it is given,
+#: and a path would put a ``/`` in their names); fio's JSON then says ``localhost``.
+LOCAL_LINK = "localhost"
+#: The server of every :class:`LocalTarget` in messages (also the key of its facts).
+THIS_MACHINE = "this machine"
+
+
+@dataclass(frozen=True)
+class LocalTarget(Host):
+    """A target of this machine in a run of several (``--target`` repeated): a member served
+    by its own fio server on the Unix socket ``socket`` (set once the server runs), named by
+    its path, its results in ``dir`` under the run's root. ``port`` 0: no TCP server (a fleet
+    on fio's default port would be relayed to ``host``)."""
+
+    host: str = "localhost"
+    port: int = 0
+    socket: str = ""
+    dir: str = ""
+
+    @property
+    def server(self) -> str:
+        return THIS_MACHINE
+
+    @property
+    def fio_address(self) -> str:
+        return f"sock:{LOCAL_LINK}"
+
+    @property
+    def name(self) -> str:
+        return self.target or ""
+
+    @property
+    def dirname(self) -> str:
+        return self.dir
+
+    def serving(self, socket_path: str) -> LocalTarget:
+        """This target, served by the fio server listening on ``socket_path``."""
+        return replace(self, socket=socket_path)
+
+
+def local_targets(paths: Sequence[str | Path], where: str = "--target") -> list[LocalTarget]:
+    """The targets of a run of several on this machine: each made absolute and normalised
+    (symlinks are resolved when judged), each results directory named after its path (a
+    short hash of the path added where two would share a name, or one would be a name the
+    run's root uses itself). InputError when a target is listed twice, by another path too
+    (a symlink or hard link to it, another node of the same device)."""
+    normal = [_target(os.path.abspath(str(p)), where) for p in paths]
+    seen: dict[object, str] = {}
+    for path in normal:
+        keys = _identities(path)
+        for key in keys:
+            if key in seen:
+                same = "" if seen[key] == path else f" ({seen[key]} is the same target)"
+                raise InputError(f"{where}: {path} is listed twice{same}: list each target once")
+        seen |= dict.fromkeys(keys, path)
+    slugs = [_slug(path) or "root" for path in normal]
+    taken = {POWER_DIR, FLEET_FILE}
+    dirs = [
+        f"{slug}-{hashlib.sha256(path.encode()).hexdigest()[:8]}"
+        if slugs.count(slug) > 1 or slug in taken or slug.startswith(".")
+        else slug
+        for slug, path in zip(slugs, normal, strict=True)
+    ]
+    return [LocalTarget(target=path, dir=d) for path, d in zip(normal, dirs, strict=True)]
+
+
+def _identities(path: str) -> list[object]:
+    """What makes two paths the same target: the path, where it leads, and the device or
+    file it is (a block device's number, a file's device and inode)."""
+    keys: list[object] = [path, os.path.realpath(path)]
+    try:
+        st = os.stat(path)
+    except OSError:
+        return keys
+    keys.append(
+        ("block", st.st_rdev) if stat.S_ISBLK(st.st_mode) else ("file", st.st_dev, st.st_ino)
+    )
+    return keys
 
 
 def _port(text: str, where: str) -> int:
@@ -189,11 +275,24 @@ def _own(family: socket.AddressFamily, address: tuple) -> bool:
     return True
 
 
+def confirmed_name(
+    device: str, serial: str | None, confirmed: set[str], host: str = ""
+) -> str | None:
+    """Which of the ``--destroy-data`` names ``confirmed`` names the device ``device`` (its
+    kernel name, also as a /dev path, or its serial; ``HOST:NAME`` for that host only)."""
+    names = {device, f"/dev/{device}", serial}
+    mine = (c.removeprefix(f"{host}:") if host else c for c in sorted(confirmed))
+    return next((c for c in mine if c in names), None)
+
+
 def _judge_local(host: Host, path: str, writes: bool, confirmed: set[str]) -> TargetInfo:
     """``path`` on this machine, symlinks resolved, judged as a local run judges its target:
     a block device by the safety checks of :mod:`ssdlab.devices`, else a regular file."""
     real = os.path.realpath(path)
-    where = f"{host.server} {path}" + (f" (resolves to {real})" if real != path else "")
+    local = isinstance(host, LocalTarget)  # its path says it all
+    server = "" if local else f"{host.server}: "
+    where = ("" if local else f"{host.server} ") + path
+    where += f" (resolves to {real})" if real != path else ""
     if not _SAFE_PATH.match(real):
         raise SsdlabError(f"{where}: a path may hold only letters, digits and . _ + @ - /")
     try:
@@ -206,11 +305,10 @@ def _judge_local(host: Host, path: str, writes: bool, confirmed: set[str]) -> Ta
         try:
             device = check_readable(real)
             if writes:
-                names = {device.name, f"/dev/{device.name}", device.serial}
-                mine = (c.removeprefix(f"{host.host}:") for c in sorted(confirmed))
-                device = check_writable(real, next((c for c in mine if c in names), None))
+                name = confirmed_name(device.name, device.serial, confirmed, host.host)
+                device = check_writable(real, name)
         except SsdlabError as exc:
-            raise SsdlabError(f"{host.server}: {exc}") from None
+            raise SsdlabError(f"{server}{exc}") from None
         return TargetInfo(
             path=real,
             kind="block",
@@ -226,7 +324,7 @@ def _judge_local(host: Host, path: str, writes: bool, confirmed: set[str]) -> Ta
     try:
         refuse_new_file_in_dev(real)
     except SsdlabError as exc:
-        raise SsdlabError(f"{host.server}: {exc}") from None
+        raise SsdlabError(f"{server}{exc}") from None
     return TargetInfo(path=real, kind="file", size_bytes=os.stat(real).st_size if mode else None)
 
 
@@ -253,7 +351,14 @@ def judge_targets(
     for host in hosts:
         path = host.target_path(token)
         if host.server in local:
-            info = _judge_local(host, path, writes, confirmed)
+            try:
+                info = _judge_local(host, path, writes, confirmed)
+            except SsdlabError as exc:
+                if writes and len(hosts) > 1 and CONFIRM_OPTION in str(exc):
+                    raise SsdlabError(
+                        f"{exc} Several devices: name each of them, comma-separated."
+                    ) from None
+                raise
             first = seen.setdefault(info.path, host)
             if first != host:
                 raise SsdlabError(

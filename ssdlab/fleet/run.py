@@ -33,8 +33,16 @@ host's results and round verdicts are lines prefixed with the host. fio's client
 status line while it writes JSON (its ETA display is skipped for JSON output, also with
 ``--eta=always`` or ``--output-format=json+,normal``), and ``--status-interval`` in client
 mode only adds each interval's job entries to the one JSON document printed at the end (not
-live, and they would count every job again), so a step's progress is its time run against
-its planned time and the hosts still running it, not fio's own ETA or live rates.
+live, and they would count every job again). But the client still asks every server for its
+ETA each second, so each client's connection goes through a relay (:mod:`.live`) that reads
+the replies: a host on fio's default port gets a row with fio's own progress, ETA and live
+rates, the step's row their sum; the step's progress is its time run against its planned
+time and the hosts still running it.
+
+Several targets of this machine (``ssdlab run --target A --target B``) run in lockstep the
+same way: each :class:`~ssdlab.fleet.hosts.LocalTarget` is a member served by a fio server of
+its own on this machine (:mod:`.local`), judged, prepared and described as a local run's
+target, and ``fleet.json`` says ``mode: lockstep``.
 """
 
 from __future__ import annotations
@@ -55,13 +63,21 @@ from ..execute import Display, FleetHook, RunHook, RunInterrupted, StepExecutor
 from ..fio import fio_version
 from ..manifest import Manifest, TargetInfo, now
 from ..progress import RunDisplay
-from ..runner import OnError, SuiteSteps, check_job_files, default_file_size
+from ..runner import OnError, SuiteSteps, check_fits, check_job_files, default_file_size
 from ..session import guard_run, open_manifest, stamp, target_differences
 from ..suite import Rounds, Step, Suite, Sweep
 from ..sysinfo import HostInfo
 from .client import Clients, FioClient
 from .gate import Gate, SuiteOrder
-from .hosts import Host, described_target, is_this_machine, judge_targets
+from .hosts import (
+    THIS_MACHINE,
+    Host,
+    LocalTarget,
+    described_target,
+    is_this_machine,
+    judge_targets,
+)
+from .local import SocketLink, local_fleet_hook, local_info, planned_local, ready_local
 from .probe import DEFAULT_TIMEOUT_S, ServerInfo, probe_servers, version_mismatch
 from .store import Fleet, fleet_token, load_fleet, member_entry, write_fleet
 
@@ -165,14 +181,21 @@ def _remote_host(host: Host, info: ServerInfo) -> HostInfo:
 def _prepare(
     manifest: Manifest, host: Host, info: ServerInfo, scale: float, client_version: str
 ) -> None:
-    """Record the host, its server and the target in a manifest about to run."""
-    manifest.host = _remote_host(host, info)
+    """Record the host, its server and the target in a manifest about to run (a target of
+    this machine has its facts already: :func:`~ssdlab.fleet.local.ready_local`)."""
+    if not isinstance(host, LocalTarget):
+        manifest.host = _remote_host(host, info)
     manifest.scale = scale
     stamp(manifest, info.fio_version or "")
     note = (
         f"fleet member: fio server {host.server} (reports hostname {info.hostname}, "
         f"{info.os} {info.arch}), driven from {socket.gethostname()} with {client_version}"
     )
+    if isinstance(host, LocalTarget):
+        note = (
+            "fleet member: one of several targets of this machine run in lockstep, through "
+            f"a fio server of its own on a private socket, with {client_version}"
+        )
     manifest.notes = [n for n in manifest.notes if not n.startswith("fleet member:")] + [note]
 
 
@@ -241,6 +264,7 @@ def run_fleet(
     probe_timeout_s: float = DEFAULT_TIMEOUT_S,
     hooks: Sequence[RunHook] = (),
     console: Console | None = None,
+    purge_first: bool = False,
 ) -> Fleet:
     """Run ``suite`` on every host at once, one results directory per host and target under
     ``out_root``; re-running with the same hosts and targets continues each host at its
@@ -255,12 +279,24 @@ def run_fleet(
     read-only suite runs fio with ``--readonly``, so no file is created, grown or written.
     ``hooks`` are those of :func:`ssdlab.runner.run_suite`, run on this machine as each says
     (:meth:`~ssdlab.execute.RunHook.on_fleet`; telemetry: :mod:`ssdlab.telemetry.hooks`).
+
+    ``hosts`` may instead be targets of this machine, each served (:mod:`.local`): judged,
+    prepared and purged (``purge_first``) as by a local run, with SMART snapshots of each
+    device (:func:`~ssdlab.fleet.local.local_fleet_hook`).
     """
     if not hosts:
         raise SsdlabError("no hosts to run on")
-    fleet_hooks = [hook.on_fleet(out_root) for hook in hooks]  # refusals before anything runs
-    with guard_run(out_root, "fleet run"):
-        token = fleet_token(out_root, suite, hosts)
+    local = [h for h in hosts if isinstance(h, LocalTarget)]
+    if local and len(local) < len(hosts):
+        raise SsdlabError("targets of this machine and hosts cannot run in one fleet")
+    if purge_first and not local:
+        raise SsdlabError("--purge does not apply with --hosts")
+    noun, mode = ("target", "lockstep") if local else ("host", "hosts")
+    fleet_hooks = [  # refusals before anything runs
+        local_fleet_hook(hook, out_root) if local else hook.on_fleet(out_root) for hook in hooks
+    ]
+    with guard_run(out_root, f"{'lockstep' if local else 'fleet'} run"):
+        token = fleet_token(out_root, suite, hosts, mode)
         manifests = {
             h.dirname: open_manifest(
                 out_root / h.dirname,
@@ -273,8 +309,11 @@ def run_fleet(
             for h in hosts
         }  # every host's results must belong to this suite before anything runs
         pending = [h for h in hosts if manifests[h.dirname].status != "complete"]
-        infos = probe_servers(pending, probe_timeout_s) if pending else {}
         client_version = fio_version()
+        remote = [h for h in pending if not isinstance(h, LocalTarget)]
+        infos = probe_servers(remote, probe_timeout_s) if remote else {}
+        if local:  # servers ssdlab started here: nothing to ask them
+            infos[THIS_MACHINE] = local_info(client_version)
         problem = version_mismatch(list(infos.values()), client_version)
         if problem:
             raise SsdlabError(problem)
@@ -282,27 +321,43 @@ def run_fleet(
         targets = judge_targets(
             reached,
             token,
-            writes=suite.writes,
+            writes=suite.writes or purge_first,
             destroy_data=destroy_data,
-            local=_local_servers(reached, infos),
+            local=_local_servers(reached, infos) | ({THIS_MACHINE} if local else set()),
         )
+        file_bytes = target_size or default_file_size(suite, scale)
         for h in reached:
             _same_target(out_root / h.dirname, manifests[h.dirname], targets[h])
-        file_bytes = target_size or default_file_size(suite, scale)
+            if isinstance(h, LocalTarget):
+                out = out_root / h.dirname
+                check_fits(
+                    suite,
+                    planned_local(targets[h], out, size_bytes=file_bytes, writes=suite.writes),
+                )
         sized = _with_filesize(suite, file_bytes)  # fio lays out a writing suite's files
         if reached:  # every job file parsed by this machine's fio before any host runs one
             problems = check_job_files(sized, targets[reached[0]].path)
             if problems:
                 more = f" (and {plural(len(problems) - 1, 'other step')})" * (len(problems) > 1)
                 raise SsdlabError(problems[0] + more)
+        for h in reached:  # before any manifest says it runs: a target that fails stops all
+            if isinstance(h, LocalTarget):
+                ready_local(
+                    manifests[h.dirname],
+                    out_root / h.dirname,
+                    targets[h],
+                    size_bytes=file_bytes,
+                    writes=suite.writes,
+                    purge_first=purge_first,
+                )
 
         entries: dict[str, tuple[ServerInfo | None, str | None]] = {}
         display = RunDisplay(
-            f"suite {suite.name} on {plural(len(pending), 'host')}", suite.planned_max_s, console
+            f"suite {suite.name} on {plural(len(pending), noun)}", suite.planned_max_s, console
         )
         order = SuiteOrder(suite)
-        gate = Gate(order, display, len(reached))
-        clients = Clients(grace_s, readonly=not suite.writes)
+        gate = Gate(order, display, len(reached), noun)
+        clients = Clients(grace_s, readonly=not suite.writes, on_status=display.host_status)
         members: list[_Member] = []
         for host in pending:
             info, manifest = infos[host.server], manifests[host.dirname]
@@ -318,12 +373,17 @@ def run_fleet(
                 entries[host.dirname] = (info, info.error)
                 display.print(f"{host.name}: {info.error}")
                 continue
-            manifest.target = targets[host]
-            file = suite.writes and manifest.target.kind == "file"
+            out = out_root / host.dirname
+            here = isinstance(host, LocalTarget)  # its target is ready: fio sizes nothing
+            if not here:
+                manifest.target = targets[host]
+            assert manifest.target is not None
+            file = suite.writes and manifest.target.kind == "file" and not here
             if file:
                 manifest.target.size_bytes = file_bytes
-            out = out_root / host.dirname
             member_hooks = [hook for fh in fleet_hooks if (hook := fh.member(out, manifest))]
+            if isinstance(host, LocalTarget):
+                member_hooks.insert(0, SocketLink(host.socket))
             _prepare(manifest, host, info, scale, client_version)
             manifest.save(out)
             executor = StepExecutor(
@@ -351,6 +411,7 @@ def run_fleet(
                     )
                     for h in hosts
                 ],
+                mode,
             )
 
         save_fleet()  # a fleet killed outright is still resumed with its default files
@@ -363,7 +424,7 @@ def run_fleet(
                 try:
                     _wait(members)
                 except KeyboardInterrupt:
-                    display.print("stopping every host's fio client…")
+                    display.print(f"stopping every {noun}'s fio client…")
                     clients.abort()
                     gate.abort()  # and release the hosts waiting for a step
                     try:
@@ -382,14 +443,18 @@ def run_fleet(
         if clients.aborted:
             raise RunInterrupted(
                 f"interrupted; results so far are in {out_root} (run the same command again to "
-                "continue every host where it stopped)"
+                f"continue every {noun} where it stopped)"
             )
         failed = [(h, e) for h in hosts if (e := entries.get(h.dirname, (None, None))[1])]
         if failed:
-            listing = "; ".join(f"{h.name}: {error}" for h, error in failed)
-            raise FleetFailed(
-                f"{len(failed)} of {plural(len(hosts), 'host')} failed ({listing}); every "
-                f"host's results are in {out_root} (run the same command again to resume the "
-                "failed hosts)"
-            )
+            raise FleetFailed(failures(failed, len(hosts), noun, out_root))
         return load_fleet(out_root)
+
+
+def failures(failed: Sequence[tuple[Host, str]], total: int, noun: str, root: Path) -> str:
+    """The line a run of several hosts or targets ends with when some of them failed."""
+    listing = "; ".join(f"{h.name}: {error}" for h, error in failed)
+    return (
+        f"{len(failed)} of {plural(total, noun)} failed ({listing}); every {noun}'s results "
+        f"are in {root} (run the same command again to resume the failed {noun}s)"
+    )

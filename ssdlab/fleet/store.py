@@ -1,10 +1,16 @@
 """A fleet's root: ``fleet.json`` (its members, the default files' token and the fleet-level
-row of every step, see :mod:`ssdlab.fleet.aggregate`) written and read."""
+row of every step, see :mod:`ssdlab.fleet.aggregate`) written and read.
+
+The root of a run of several targets of this machine (``ssdlab run --target A --target B``)
+has one too: its ``mode`` says how they ran (``lockstep`` or ``sequence``; ``hosts`` for
+fio servers), its members are the targets (``port`` null, ``host`` this machine's name), and
+a sequence, whose targets did not run at the same time, has no fleet-level rows."""
 
 from __future__ import annotations
 
 import json
 import secrets
+import socket
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -20,10 +26,17 @@ from ..results import load
 from ..suite import Suite
 from .aggregate import all_clients
 from .gate import SuiteOrder
-from .hosts import Host
+from .hosts import Host, LocalTarget
 from .probe import ServerInfo
 
 STEP_KEYS = ["step", "block", "round"]
+#: How a root's members ran: on fio servers (``--hosts``), or several targets of this
+#: machine with their steps started together (lockstep) or one target after the other
+MODES = {
+    "hosts": "on fio servers (--hosts)",
+    "lockstep": "of several targets in lockstep",
+    "sequence": "of several targets in sequence",
+}
 
 
 @dataclass
@@ -34,6 +47,7 @@ class Fleet:
     suite: str
     members: pl.DataFrame
     aggregate: pl.DataFrame
+    mode: str = "hosts"
 
     @property
     def results_dirs(self) -> list[Path]:
@@ -50,12 +64,12 @@ def load_fleet(root: str | Path) -> Fleet:
         data = json.loads(path.read_text(encoding="utf-8"))
         members = pl.DataFrame(data["members"], infer_schema_length=None)
         aggregate = pl.DataFrame(data["aggregate"], infer_schema_length=None)
-        suite = data["suite"]
+        suite, mode = data["suite"], data.get("mode", "hosts")
     except FileNotFoundError:
         raise InputError(f"{root}: not an ssdlab fleet directory (no {FLEET_FILE})") from None
     except (OSError, ValueError, KeyError, TypeError, pl.exceptions.PolarsError) as exc:
         raise InputError(f"{path}: unreadable fleet file: {exc}") from None
-    return Fleet(Path(root), suite, members, aggregate)
+    return Fleet(Path(root), suite, members, aggregate, mode)
 
 
 def _fleet_rows(root: Path, dirs: list[str], order: SuiteOrder) -> pl.DataFrame:
@@ -78,13 +92,21 @@ def _fleet_rows(root: Path, dirs: list[str], order: SuiteOrder) -> pl.DataFrame:
 
 
 def write_fleet(
-    root: Path, suite: Suite, order: SuiteOrder, token: str, members: list[dict[str, Any]]
+    root: Path,
+    suite: Suite,
+    order: SuiteOrder,
+    token: str,
+    members: list[dict[str, Any]],
+    mode: str = "hosts",
 ) -> None:
-    """``fleet.json``: the members, the default files' token and the fleet-level rows."""
-    rows = _fleet_rows(root, [m["dir"] for m in members], order)
+    """``fleet.json``: the members, the default files' token and the fleet-level rows (none
+    for a ``sequence``: its members did not run at the same time)."""
+    together = mode != "sequence"
+    rows = _fleet_rows(root, [m["dir"] for m in members], order) if together else pl.DataFrame()
     data = {
         "format_version": 1,
         "suite": suite.name,
+        "mode": mode,
         "updated": now().isoformat(),
         "default_token": token,
         "members": members,
@@ -93,23 +115,40 @@ def write_fleet(
     write_text_atomic(root / FLEET_FILE, json.dumps(data, indent=2) + "\n")
 
 
-def fleet_token(root: Path, suite: Suite, hosts: Sequence[Host]) -> str:
+def _member_name(member: dict[str, Any]) -> str:
+    """A stored member as :attr:`Host.name` names it (a target of this machine: its path)."""
+    if member["port"] is None:
+        return str(member["target"])
+    return Host(member["host"], member["port"], member["target"]).name
+
+
+def fleet_token(root: Path, suite: Suite, hosts: Sequence[Host], mode: str = "hosts") -> str:
     """The default files' token of the fleet in ``root``, new for a new fleet; SsdlabError
-    when ``root`` holds a fleet of another suite, hosts or targets."""
+    when ``root`` holds a fleet of another suite, hosts or targets, or run in another
+    ``mode``."""
     path = root / FLEET_FILE
     if not path.exists():
         return secrets.token_hex(8)
     try:
         data = json.loads(path.read_text(encoding="utf-8"))
         old_suite, token = data["suite"], data.get("default_token") or secrets.token_hex(8)
-        stored = {Host(m["host"], m["port"], m["target"]).name for m in data["members"]}
+        stored = {_member_name(m) for m in data["members"]}
+        old_mode = data.get("mode", "hosts")
     except (OSError, ValueError, KeyError, TypeError) as exc:
         raise SsdlabError(f"{path}: unreadable fleet file: {exc}") from None
     if old_suite != suite.name:
         raise SsdlabError(
             f"{root} holds a fleet run of suite {old_suite!r}: use another --out for {suite.name!r}"
         )
-    listed = {Host(h.host, h.port, h.target_path(token)).name for h in hosts}
+    if old_mode != mode:
+        raise SsdlabError(
+            f"{root} holds a run {MODES.get(old_mode, old_mode)}, not {MODES[mode]}: run it "
+            "the same way to resume it, or use another --out"
+        )
+    listed = {
+        h.name if isinstance(h, LocalTarget) else Host(h.host, h.port, h.target_path(token)).name
+        for h in hosts
+    }
     differences = [
         f"{what}: {', '.join(sorted(names))}"
         for what, names in (("not listed now", stored - listed), ("new", listed - stored))
@@ -126,9 +165,10 @@ def fleet_token(root: Path, suite: Suite, hosts: Sequence[Host]) -> str:
 def member_entry(
     host: Host, target: str, manifest: Manifest, info: ServerInfo | None, error: str | None
 ) -> dict[str, Any]:
+    local = isinstance(host, LocalTarget)
     return {
-        "host": host.host,
-        "port": host.port,
+        "host": socket.gethostname() if local else host.host,
+        "port": None if local else host.port,
         "target": target,
         "dir": host.dirname,
         "label": manifest.label,

@@ -15,6 +15,7 @@ A last line cut short (no line end: the run was killed or the disk filled) is dr
 from __future__ import annotations
 
 import io
+import re
 import warnings
 from collections.abc import Sequence
 from pathlib import Path
@@ -79,14 +80,20 @@ def parser_bin_values(n_bins: int) -> np.ndarray:
     return (lower + (upper - lower) * 0.5) * (1000.0 if major == 2 else 1.0)
 
 
-#: rows of a histogram log parsed at a time (times its columns: the int64 cells in memory)
-CHUNK_CELLS = 2**22
+#: fields of a histogram log parsed at a time (about 200 kB of fio's text): the parse's
+#: temporary arrays stay small enough to be reused rather than mapped afresh (the page
+#: faults of chunks of megabytes cost more than the parse itself)
+CHUNK_CELLS = 2**16
 _CHECKS = (
     "a direction other than 0-2",
     "a negative time or block size",
     "a negative bin count",
     "a bin count of 2**53 or more",
 )
+_EMPTY_FIELD = re.compile(rb"(?:^|[,\n])[ \t\r]*(?=[,\n])")  # nothing but blanks
+#: the rows of a chunk: each row's time, direction and block size (an n x 3 array), and
+#: the row, bin and count of its non-zero bins, in row and bin order
+Rows = tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]
 
 
 def _parse_checked(chunk: bytes, schema: dict, path: Path, line: int) -> np.ndarray:
@@ -106,107 +113,119 @@ def _parse_checked(chunk: bytes, schema: dict, path: Path, line: int) -> np.ndar
     return wide.to_numpy()
 
 
-def _field_ends(buf: np.ndarray, n_rows: int, n_cols: int) -> np.ndarray | None:
-    """The position of the comma or line end after each field of ``n_rows`` lines (the
-    bytes ``buf``), or None unless each line holds ``n_cols`` fields."""
-    ends = np.flatnonzero((buf == ord(",")) | (buf == ord("\n")))
-    if ends.size != n_rows * n_cols or not (buf[ends[n_cols - 1 :: n_cols]] == ord("\n")).all():
-        return None
-    return ends
+def _run_values(buf: np.ndarray, ends: np.ndarray) -> np.ndarray | None:
+    """The numbers written by the runs of digits that end just before the positions ``ends``
+    in ``buf`` (which ends with a line end, so a run at its start stops there), a digit at
+    a time for the longer ones; None when a run has more than 18 digits (2**63 or more)."""
+    values = np.zeros(ends.size, np.int64)
+    at = np.arange(ends.size)
+    for k in range(19):
+        digit = buf[ends[at] - 1 - k] - ord("0")  # uint8: a byte below "0" wraps to 208 or more
+        at, digit = at[digit < 10], digit[digit < 10]
+        if not at.size:
+            return values
+        if k < 18:
+            values[at] += digit.astype(np.int64) * 10**k
+    return None
 
 
-def _fio_numbers(chunk: bytes, buf: np.ndarray, ends: np.ndarray) -> np.ndarray | None:
-    """The fields of whole lines (``chunk``, ``buf`` its bytes, ``ends`` as
-    :func:`_field_ends`) as fio writes them: each an unsigned number of at most 18 digits
-    (below 2**63), spaces before it only (``0, 12, 0``); None for anything else.
+def _fio_rows(buf: np.ndarray, n_cols: int) -> Rows | None:
+    """Whole lines (the bytes ``buf``) as fio writes them, ``n_cols`` fields of digits (at
+    most 18: below 2**63) apart by ``, ``, as :data:`Rows`; None for anything else.
 
-    Why not ``np.fromstring``: fio's rows are mostly ``0, `` fields, and its text parser
-    takes about twice as long over them as these whole-array steps. Each field holds one
-    run of digits (as many runs as fields, and no digit followed by a space, which would
-    be needed to fit two in a field), ending at the field's end; the numbers are built
-    from their first digit on, a digit at a time for the few longer ones."""
-    if chunk.translate(None, b"0123456789, \n"):  # a sign, a tab, a letter...: not fio's
-        return None
+    Why not a dense parse (``np.fromstring``, polars' CSV reader): fio's rows are mostly
+    ``0, `` fields, and only the few non-zero ones need a number. Where a field is follows
+    from arithmetic: a one-digit field and its ``, `` take 3 bytes, so a byte's field in its
+    line is its offset in the line less the digits before it that follow a digit (the few
+    of the longer numbers), over 3. No array holds a number per field."""
+    newline = buf == ord("\n")
     digit = (buf - ord("0")) < 10  # uint8 arithmetic: a byte below "0" wraps to 208 or more
-    if (digit[:-1] & (buf[1:] == ord(" "))).any():
+    comma = buf == ord(",")
+    line_end = np.flatnonzero(newline)
+    if (  # only digits, ", " and line ends; each field a run of digits ended by "," or "\n"
+        not digit[0]
+        or np.count_nonzero(digit) + 2 * np.count_nonzero(comma) + line_end.size != buf.size
+        or not np.array_equal(comma[:-1], buf[1:] == ord(" "))
+        or not np.array_equal(digit[:-1] > digit[1:], (comma | newline)[1:])
+    ):
         return None
-    run_start = digit.copy()
-    run_start[1:] &= ~digit[:-1]
-    starts = np.flatnonzero(run_start)
-    if starts.size != ends.size:
+    line_start = np.append(0, line_end[:-1] + 1)
+    tail = np.flatnonzero(digit[:-1] & digit[1:]) + 1  # the digits that follow a digit
+    tails_before = np.searchsorted(tail, line_start)
+    tails_in_line = np.diff(np.append(tails_before, tail.size))
+    if (line_end - line_start - tails_in_line + 2 != 3 * n_cols).any():
+        return None  # a line of other than n_cols fields
+    at = np.flatnonzero((buf - ord("1")) < 9)  # the non-zero digits
+    row = np.searchsorted(line_end, at)
+    col = (at - line_start[row] - np.searchsorted(tail, at) + tails_before[row]) // 3
+    last = np.append(np.diff(row * n_cols + col) > 0, True)  # each field's last non-zero digit
+    row, col, end = row[last], col[last], at[last] + 1
+    longer = np.flatnonzero(digit[end])
+    for _ in range(18):  # to the field's end: the zeros after its last non-zero digit
+        if not longer.size:
+            break
+        end[longer] += 1
+        longer = longer[digit[end[longer]]]
+    if longer.size or (values := _run_values(buf, end)) is None:
         return None
-    length = ends - starts
-    longest = int(length.max(initial=0))
-    if longest > 18:
-        return None
-    values = (buf[starts] - ord("0")).astype(np.int64)
-    longer = np.flatnonzero(length > 1)
-    for k in range(1, longest):
-        longer = longer[length[longer] > k]
-        values[longer] = values[longer] * 10 + (buf[starts[longer] + k] - ord("0"))
-    return values
+    heads = np.zeros((line_end.size, 3), np.int64)
+    heads[row[col < 3], col[col < 3]] = values[col < 3]
+    return heads, row[col >= 3], col[col >= 3] - 3, values[col >= 3]
 
 
-def _numbers(chunk: bytes, n_rows: int, n_cols: int) -> np.ndarray | None:
-    """The fields of ``n_rows`` whole lines as one int64 array, or None when a line does
-    not hold ``n_cols`` numbers (the field-by-field parse says what is wrong)."""
-    buf = np.frombuffer(chunk, np.uint8)
-    if (ends := _field_ends(buf, n_rows, n_cols)) is None:
-        return None
-    if (flat := _fio_numbers(chunk, buf, ends)) is not None:
-        return flat
-    try:  # numbers written otherwise (with signs, tabs, other spacing)
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            flat = np.fromstring(chunk[:-1].replace(b"\n", b","), dtype=np.int64, sep=",")
-    except ValueError:
-        return None
-    return flat if flat.size == n_rows * n_cols else None
+def _dense_rows(rows: np.ndarray) -> Rows:
+    """:data:`Rows` of a histogram log's rows parsed whole (a row of numbers per line)."""
+    bins = rows[:, 3:]
+    row, col = np.divmod(np.flatnonzero(bins), bins.shape[1])
+    return rows[:, :3], row, col, bins[row, col]
 
 
-def _rows(chunk: bytes, n_rows: int, schema: dict, path: Path, line: int) -> np.ndarray:
-    """``n_rows`` whole lines of a histogram log (the first is line ``line``) as an int64
-    array, a row per line; InputError naming the first line that no fio histogram log
-    holds: a missing field, a direction other than 0-2 (read, write, trim), a negative time
-    or block size, or a bin count below 0 or of 2**53 and more (beyond exact float
-    arithmetic)."""
+def _whole_rows(buf: np.ndarray, n_rows: int, n_cols: int) -> bool:
+    """Whether each of the ``n_rows`` lines (the bytes ``buf``) holds ``n_cols`` fields."""
+    ends = np.flatnonzero((buf == ord(",")) | (buf == ord("\n")))
+    return ends.size == n_rows * n_cols and (buf[ends[n_cols - 1 :: n_cols]] == ord("\n")).all()
+
+
+def _parse(chunk: bytes, schema: dict, path: Path, line: int) -> Rows:
+    """Whole lines of a histogram log (the first is line ``line``) as :data:`Rows`;
+    InputError naming the first line that no fio histogram log holds: a missing field, a
+    direction other than 0-2 (read, write, trim), a negative time or block size, or a bin
+    count below 0 or of 2**53 and more (beyond exact float arithmetic)."""
     n_cols = len(schema)
-    flat = _numbers(chunk, n_rows, n_cols)
-    rows = (
-        flat.reshape(n_rows, n_cols)
-        if flat is not None
-        else _parse_checked(chunk, schema, path, line)
+    buf = np.frombuffer(chunk, np.uint8)
+    parsed = _fio_rows(buf, n_cols)
+    if parsed is None:  # numbers written otherwise (signs, tabs, other spacing), or no log
+        n_rows = chunk.count(b"\n")
+        flat = _numbers(chunk) if _whole_rows(buf, n_rows, n_cols) else None
+        if flat is not None and flat.size == n_rows * n_cols:
+            parsed = _dense_rows(flat.reshape(n_rows, n_cols))
+        else:
+            parsed = _dense_rows(_parse_checked(chunk, schema, path, line))
+    heads, row, _, counts = parsed
+    flagged = (
+        np.flatnonzero((heads[:, 1] < 0) | (heads[:, 1] > 2)),
+        np.flatnonzero((heads[:, 0] < 0) | (heads[:, 2] < 0)),
+        row[counts < 0],
+        row[counts >= 2**53],
     )
-    counts = rows[:, 3:]
-    fine = np.zeros(len(rows), bool)
-    low, high = (counts.min(), counts.max()) if counts.size else (0, 0)
-    tests = (  # the counts row by row only when one of them is out of range
-        (rows[:, 1] < 0) | (rows[:, 1] > 2),
-        (rows[:, 0] < 0) | (rows[:, 2] < 0),
-        (counts < 0).any(axis=1) if low < 0 else fine,
-        (counts >= 2**53).any(axis=1) if high >= 2**53 else fine,
-    )
-    bad = {why: int(np.argmax(t)) for why, t in zip(_CHECKS, tests, strict=True) if t.any()}
+    bad = {why: int(rows[0]) for why, rows in zip(_CHECKS, flagged, strict=True) if rows.size}
     if bad:
         why = min(bad, key=bad.__getitem__)
         raise InputError(f"{path}: line {line + bad[why]}: {why}, not a fio histogram log row")
-    return rows
+    return parsed
 
 
-def _sparse(rows: np.ndarray) -> pl.DataFrame:
-    """The non-zero bins of rows of a histogram log, long, in row and bin order."""
-    at = np.flatnonzero(rows)  # in the flat array: cheaper than np.nonzero of the 2-d one
-    row, col = np.divmod(at, rows.shape[1])
-    row, col = row[col >= 3], col[col >= 3]
-    return pl.DataFrame(
-        {
-            "time_ms": rows[row, 0],
-            "ddir": rows[row, 1],
-            "bs_bytes": rows[row, 2],
-            "bin": col - 3,
-            "count": rows[row, col],
-        }
-    )
+def _numbers(chunk: bytes) -> np.ndarray | None:
+    """The numbers of whole lines, flat; None when one is not a number (np.fromstring
+    would read an empty field as 0)."""
+    if _EMPTY_FIELD.search(chunk):
+        return None
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            return np.fromstring(chunk[:-1].replace(b"\n", b","), dtype=np.int64, sep=",")
+    except ValueError:
+        return None
 
 
 def read_fio_hist_log(path: str | Path) -> tuple[pl.DataFrame, dict[str, Any]]:
@@ -227,38 +246,42 @@ def read_fio_hist_log(path: str | Path) -> tuple[pl.DataFrame, dict[str, Any]]:
         raise InputError(f"{path}: line 1 is not a fio histogram log row: {exc}") from None
     schema = {"time_ms": pl.Int64, "ddir": pl.Int64, "bs_bytes": pl.Int64}
     schema |= {f"b{i}": pl.Int64 for i in range(n_cols - 3)}
-    parts, line, tail = [], 1, b""
+    parts: list[tuple[np.ndarray, ...]] = []
+    line, tail = 1, b""
     try:
         for chunk in line_chunks(str(path), max(2**16, CHUNK_CELLS // n_cols * len(first))):
             chunk, tail = split_partial(chunk)  # b"" but at the file's end
             if chunk:
-                n_rows = chunk.count(b"\n")
-                parts.append(_sparse(_rows(chunk, n_rows, schema, path, line)))
-                line += n_rows
+                heads, row, bins, counts = _parse(chunk, schema, path, line)
+                parts.append((*heads[row].T, bins, counts))
+                line += len(heads)
     except OSError as exc:
         raise InputError(f"{path}: cannot read: {exc.strerror}") from None
     if why := cut_problem(b"", tail, line):
         raise InputError(f"{path}: {why}")
+    times, ddirs, sizes, bins, counts = (
+        [np.concatenate(column) for column in zip(*parts, strict=True)]
+        if parts
+        else [np.zeros(0, np.int64)] * 5
+    )
     lower, upper = bin_edges(n_cols - 3)
-    sparse = pl.concat(parts) if parts else _sparse(np.zeros((0, n_cols), np.int64))
-    times = sparse["time_ms"]
-    frame = sparse.select(
-        "time_ms",
-        pl.col("ddir")
-        .replace_strict(dict(enumerate(DIRECTIONS)), default=None, return_dtype=pl.String)
-        .alias("direction"),
-        "bs_bytes",
-        "bin",
-        lat_lo_ns=pl.Series(lower).gather(sparse["bin"]),
-        lat_hi_ns=pl.Series(upper).gather(sparse["bin"]),
-        count="count",
+    frame = pl.DataFrame(
+        {
+            "time_ms": times,
+            "direction": pl.Series(DIRECTIONS, dtype=pl.String).gather(ddirs),
+            "bs_bytes": sizes,
+            "bin": bins,
+            "lat_lo_ns": lower[bins],
+            "lat_hi_ns": upper[bins],
+            "count": counts,
+        }
     )
     meta = {
         "path": str(path),
         "fio_major": major,
         "coarseness": coarseness,
         "n_bins": n_cols - 3,
-        "epoch": bool(times.len()) and times.min() >= 10**12,
+        "epoch": bool(len(times)) and int(times.min()) >= 10**12,
         "intervals": line - 1,
         "partial_lines": int(bool(tail)),
     }
@@ -290,28 +313,41 @@ def interval_stats(
     alone (:func:`_stats`): time and memory follow the bins that hold I/Os, not the layout.
     """
     by = list(by)
-    summed = (
-        hist.group_by(*by, "bin")
-        .agg(pl.col("count").sum())
-        .filter(pl.col("count") > 0)
-        .sort(*by, "bin")
-    )
-    keys = summed.select(*by, group=pl.struct(by).rle_id()).with_row_index("at")
-    groups = keys.unique("group", keep="first", maintain_order=True)
+    keys, group = _groups(hist.select(by))
+    cell = group * n_bins + hist["bin"].to_numpy()
+    in_order = np.argsort(cell, kind="stable")  # a merge: rows come in runs of ascending bins
+    cell = cell[in_order]
+    first = np.flatnonzero(np.diff(cell, prepend=-1))
+    counts = hist["count"].to_numpy()[in_order]
+    counts = np.add.reduceat(counts, first) if first.size else counts
+    group, bins = np.divmod(cell[first][counts > 0], n_bins)
+    starts = np.flatnonzero(np.diff(group, prepend=-1))
     stats = _stats(
-        groups["at"].to_numpy().astype(np.int64),
-        summed["bin"].to_numpy(),
-        summed["count"].to_numpy().astype(float),
-        n_bins,
-        percentiles,
-        thresholds_ns,
+        starts, bins, counts[counts > 0].astype(float), n_bins, percentiles, thresholds_ns
     )
     names = [f"lat_{percentile_name(p)}_ns" for p in percentiles]
     order = ["samples", "lat_min_ns", "lat_mean_ns", *names, "lat_max_ns"]
     order += [f"frac_over_{t:g}ns" for t in thresholds_ns]
     frame = pl.DataFrame({name: stats[name] for name in order})
     frame = frame.with_columns(pl.col("samples").cast(pl.Int64))
-    return groups.select(by).hstack(frame)
+    return keys[group[starts]].hstack(frame)
+
+
+def _groups(frame: pl.DataFrame) -> tuple[pl.DataFrame, np.ndarray]:
+    """The distinct rows of ``frame`` in sorted order, and the index among them of each of
+    its rows: looked up for the first row of each run of equal rows alone (a histogram log
+    row's bins come together)."""
+    run = frame.select(pl.struct(frame.columns).rle_id()).to_series().to_numpy()
+    firsts = frame[np.flatnonzero(np.diff(run, prepend=-1))]
+    keys = firsts.unique().sort(frame.columns)
+    index = firsts.join(
+        keys.with_row_index("group"),
+        on=frame.columns,
+        how="left",
+        nulls_equal=True,
+        maintain_order="left",
+    )["group"]
+    return keys, index.to_numpy().astype(np.int64)[run]
 
 
 def _stats(
@@ -341,7 +377,6 @@ def _stats(
         "lat_mean_ns": np.add.reduceat(counts * values[bins], starts) / total,
         "lat_max_ns": values[bins[last]],
     }
-    group = np.repeat(np.arange(len(starts)), sizes)
     done = np.cumsum(counts)
     before = done - counts - np.repeat(done[starts] - counts[starts], sizes)  # in the group
     t = np.repeat(total, sizes)
@@ -351,18 +386,13 @@ def _stats(
     last_of[last] = True
     gap_before = (bins > 0) & (first_of | (np.diff(bins, prepend=-1) > 1))
     gap_after = (bins < n_bins - 1) & (last_of | (np.diff(bins, append=n_bins + 1) > 1))
-    point_group = np.concatenate([group, group[gap_before], group[gap_after]])
-    point_bin = np.concatenate([bins, bins[gap_before] - 1, bins[gap_after] + 1])
-    cdf = np.concatenate(
-        [
-            100.0 * (before + counts / 2.0) / t,
-            100.0 * before[gap_before] / t[gap_before],
-            100.0 * (before + counts)[gap_after] / t[gap_after],
-        ]
-    )
-    order = np.lexsort((point_bin, point_group))
-    point_bin, cdf, point_group = point_bin[order], cdf[order], point_group[order]
-    point_starts = np.searchsorted(point_group, np.arange(len(starts)))
+    # in bin order, each non-zero bin's point between the ends of the empty runs around it
+    take = np.stack([gap_before, np.ones_like(gap_before), gap_after], axis=1).ravel()
+    point_bin = (bins[:, None] + np.array([-1, 0, 1])).ravel()[take]
+    cdf = 100.0 * np.stack([before, before + counts / 2.0, before + counts], axis=1)
+    cdf = (cdf / t[:, None]).ravel()[take]
+    per_bin = 1 + gap_before.astype(np.int64) + gap_after
+    point_starts = (np.cumsum(per_bin) - per_bin)[starts]
     point_last = np.append(point_starts[1:], len(cdf)) - 1
     at = values[point_bin]
     for p in percentiles:  # interp: the last point at or below p, and the next one

@@ -111,12 +111,13 @@ def _list(parent: dict[str, Any], key: str, where: str) -> list[Any]:
 
 
 def _finite(value: Any, where: str, scale: float = 1.0) -> float:
-    """``value x scale`` for a finite, non-negative JSON number."""
+    """``value x scale`` for a JSON number from 0 to 2^63 (no rate, latency or byte count
+    of a real run is larger, and the frames hold such figures as 64-bit integers)."""
     if isinstance(value, (int, float)) and not isinstance(value, bool):
         scaled = float(value) * scale
-        if math.isfinite(scaled) and scaled >= 0:
+        if 0 <= scaled <= INT64_MAX:
             return scaled
-    raise _wrong(where, "a finite number >= 0", value)
+    raise _wrong(where, "a number from 0 to 2^63", value)
 
 
 def _number(parent: dict[str, Any], key: str, where: str, scale: float = 1.0) -> float | None:
@@ -177,8 +178,16 @@ def _options(glob: dict[str, str] | list[dict[str, str]], job: dict[str, str]) -
     return {**glob, **job}
 
 
-def _bs_for(value: str | None, direction: str, where: str) -> int | None:
-    """Block size in bytes for one direction of fio's ``bs`` (``4k``, ``4k,64k``)."""
+#: options that give a job several block sizes (its ``bs`` then means nothing)
+MIXED_BS_OPTIONS = ("bssplit", "bsrange", "blocksize_range")
+
+
+def _bs_for(options: dict[str, str], direction: str, where: str) -> int | None:
+    """Block size in bytes for one direction of fio's ``bs`` (``4k``, ``4k,64k``; fio's
+    default 4k when absent); None when the job mixes sizes (:data:`MIXED_BS_OPTIONS`)."""
+    if any(options.get(key) for key in MIXED_BS_OPTIONS):
+        return None
+    value = options.get("bs") or options.get("blocksize")
     if not value:
         return 4096
     parts = value.split(",")
@@ -315,7 +324,7 @@ def _job_rows(
             **head,
             "direction": direction,
             "rw": rw,
-            "bs_bytes": _bs_for(options.get("bs") or options.get("blocksize"), direction, dw),
+            "bs_bytes": _bs_for(options, direction, dw),
             "iodepth": _int_opt(options, "iodepth", 1, opt_where),
             "numjobs": _int_opt(options, "numjobs", 1, opt_where),
             "rwmixread": share,

@@ -270,7 +270,7 @@ class LogBatch:
         self.sums = sums
         # (schema, columns kept) -> schema, indices of the columns kept, files, bytes, rows
         self._groups: dict[tuple, tuple[dict, list[int] | None, list[int], list, list]] = {}
-        self._keys: dict[tuple, tuple] = {}  # (commas, hex prio, hints, columns) -> group
+        self._keys: dict[tuple, tuple] = {}  # (commas, hex prio, hints, columns) -> its group
 
     def add(
         self,
@@ -282,9 +282,12 @@ class LogBatch:
         """Queue the bytes of file ``index``, laid out as ``layout`` says (the column hints
         of its job's options), to keep only the canonical ``columns`` of (``direction``
         included; None: all); if it is no fio log, ``bad`` says why."""
-        data, tail = split_partial(data)
-        first = _first_line(data)
-        if why := _problem(first) or cut_problem(data, tail):
+        tail = b""
+        if not data.endswith(b"\n"):  # empty, or cut mid-row
+            data, tail = split_partial(data)
+        end = data.find(b"\n")
+        first = data if end < 0 else data[:end]
+        if why := _problem(first) or (cut_problem(data, tail) if tail else None):
             self.bad[index] = why
             return
         if tail:
@@ -292,11 +295,13 @@ class LogBatch:
         if not first.strip():  # an empty log has no rows
             return
         shape = (first.count(b","), b"0x" in first, layout, columns)
-        if (key := self._keys.get(shape)) is None:
+        if (group := self._keys.get(shape)) is None:
             _, schema = _layout(first, *layout)
-            key = self._keys[shape] = (tuple(f"{k}:{v}" for k, v in schema.items()), columns)
-            self._groups.setdefault(key, (schema, _kept(schema, columns), [], [], []))
-        _, _, ids, blobs, counts = self._groups[key]
+            key = (tuple(f"{k}:{v}" for k, v in schema.items()), columns)
+            group = self._keys[shape] = self._groups.setdefault(
+                key, (schema, _kept(schema, columns), [], [], [])
+            )
+        _, _, ids, blobs, counts = group
         ids.append(index)
         blobs.append(data)
         counts.append(data.count(b"\n"))
@@ -305,7 +310,7 @@ class LogBatch:
     def parse(self) -> pl.DataFrame:
         """The columns kept of every file added (or their sums), plus ``file`` (its index);
         the bytes are let go, so this is done once."""
-        groups, self._groups = self._groups, {}
+        groups, self._groups, self._keys = self._groups, {}, {}
         frames = []
         for schema, keep, ids, blobs, counts in groups.values():
             try:

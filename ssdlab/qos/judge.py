@@ -6,15 +6,18 @@ fio's json+ bins by fio's own rule (:func:`~ssdlab.analysis.percentiles.fio_perc
 any depth), capped at the slowest I/O as the tables cap them; without bins, the percentile
 fio reported is used when it reported that one. Each carries the I/Os behind it and how many
 lie beyond it (:func:`~ssdlab.analysis.percentiles.samples_beyond`). Exceedance is computed
-per slice from the steps' histogram logs (:func:`slice_exceedance`), or read from the ACT
-trials' slices (``act_slices``).
+per slice from the steps' histogram logs (:func:`slice_exceedance`, read once per
+:class:`~ssdlab.analysis.DriveAnalysis`), or read from the ACT trials' slices
+(``act_slices``).
 
 Verdicts (:data:`VERDICT_SCHEMA`): per target, step (its workload phrase) and direction, a
 row per limit with ``measured`` and ``limit`` in ``unit`` (``ns``, ``IOPS``, ``MB/s``, ``...
 per TB``, ``%``), the ``comparison`` that passes (``≤``, ``<``, ``≥``), for percentiles the
-``ios`` behind them and the ``samples_beyond``, and ``verdict``: ``pass``, ``fail``,
-``unknown`` (the run lacks what the limit needs, said in ``note``: not a pass) or ``no
-matching step`` (a target no step matched: shown, not judged).
+``ios`` behind them and the ``samples_beyond``, for exceedance the ``coverage_pct`` of the
+step's I/Os its histogram logs hold, and ``verdict``: ``pass``, ``fail``, ``unknown`` (the
+run lacks what the limit needs, said in ``note``: not a pass; also an exceedance whose logs
+cover under the rule's ``min_coverage_pct`` and no slice of which fails) or ``no matching
+step`` (a target no step matched: shown, not judged).
 """
 
 from __future__ import annotations
@@ -25,14 +28,13 @@ from typing import Any
 
 import polars as pl
 
-from .. import layout
 from ..analysis.drive import DriveAnalysis
+from ..analysis.exceedance import coverage
 from ..analysis.percentiles import fio_percentiles, samples_beyond
 from ..errors import InputError
-from ..io.fio_hist import interval_end_ms, interval_stats, read_fio_hist_log
+from ..io.fio_hist import interval_end_ms, interval_stats
 from ..manifest import Manifest
 from ..phrases import workload_phrase
-from ..pipeline import read_step
 from ..results import Results, load
 from ..units import MB
 from .profile import Exceedance, Profile, Selector, Target, latency_percentile, load_profile
@@ -51,6 +53,7 @@ VERDICT_SCHEMA = {
     "percentile": pl.Float64,
     "ios": pl.Float64,
     "samples_beyond": pl.Float64,
+    "coverage_pct": pl.Float64,
     "verdict": pl.String,
     "note": pl.String,
 }
@@ -236,48 +239,51 @@ def _throughput_rows(
 
 
 def slice_exceedance(
-    results_dir: Path, manifest: Manifest, step_indexes: Sequence[int], rule: Exceedance
+    drive: DriveAnalysis, step_indexes: Sequence[int], rule: Exceedance
 ) -> pl.DataFrame:
     """Per step, direction and slice of ``rule.slice_s`` seconds from the step's first logged
-    interval (``end_ms``; a slice holds the histogram-log rows whose time + 10 ms falls in
-    it, as ``fiologparser_hist.py`` puts rows in intervals, the threads of every job
-    summed): ``samples`` and ``frac_over_<T>ns``, the share of I/Os in bins reaching each
-    threshold T or above (an upper bound by at most the bin holding T:
-    :func:`~ssdlab.io.fio_hist.interval_stats`).
-    Read from the histogram logs of a native run's steps; empty for an import."""
+    row (``end_ms``; a slice holds the histogram-log rows whose time + 10 ms falls in it, as
+    ``fiologparser_hist.py`` puts rows in intervals, the threads of every job summed):
+    ``samples`` and ``frac_over_<T>ns``, the share of I/Os in bins reaching each threshold T
+    or above (an upper bound by at most the bin holding T:
+    :func:`~ssdlab.io.fio_hist.interval_stats`); and per step and direction how much of it
+    the logs hold (:func:`~ssdlab.analysis.exceedance.coverage`): ``ios_in_logs``,
+    ``ios_total`` (fio's count) and ``log_coverage_pct``, the last partial interval fio
+    never logs counted as missing. From the steps' histogram logs as
+    :attr:`~ssdlab.analysis.DriveAnalysis.hist_log_bins` read them once; empty for an
+    import."""
     thresholds = [t * 1e6 for t in rule.over_ms]
     slice_ms = max(1, round(rule.slice_s * 1000))
-    by_layout: dict[int, list[pl.DataFrame]] = {}
-    records = [r for r in manifest.steps if r.index in set(step_indexes)]
-    for record in records if manifest.source == "run" else []:
-        if not (layout.step_dir(results_dir, record) / layout.FIO_JSON).is_file():
-            continue
-        logs = [
-            read_fio_hist_log(log.path)
-            for log in read_step(results_dir, record).logs
-            if log.kind == "clat_hist"
-        ]
-        # slices count from the step's first logged interval, as ACT's do (the logs' times
-        # are epoch milliseconds: slicing them as they are would cut at clock boundaries)
-        first = min((hist["time_ms"].min() for hist, _ in logs if hist.height), default=0)
-        for hist, meta in logs:
-            by_layout.setdefault(meta["n_bins"], []).append(
-                hist.filter(pl.col("direction") != "trim")
-                .with_columns(pl.col("time_ms") - first)
-                .with_columns(
-                    step_index=pl.lit(record.index, pl.Int64), end_ms=interval_end_ms(slice_ms)
-                )
-            )
+    bins = drive.hist_log_bins.filter(pl.col("step_index").is_in(list(step_indexes)))
     keys = ("step_index", "direction", "end_ms")
+    sliced = bins.with_columns(end_ms=interval_end_ms(slice_ms))
     frames = [
-        interval_stats(pl.concat(rows), n_bins, keys, (), thresholds)
-        for n_bins, rows in by_layout.items()
+        interval_stats(rows, n_bins, keys, (), thresholds)
+        for (n_bins,), rows in sliced.group_by("n_bins", maintain_order=True)
     ]
     if not frames:
         columns = {"step_index": pl.Int64, "direction": pl.String, "end_ms": pl.Int64}
         columns |= {"samples": pl.Int64} | {f"frac_over_{t:g}ns": pl.Float64 for t in thresholds}
+        columns |= {"ios_in_logs": pl.Int64, "ios_total": pl.Int64, "log_coverage_pct": pl.Float64}
         return pl.DataFrame(schema=columns)
-    return pl.concat(frames).sort(keys)
+    on = ["step_index", "direction"]
+    counted = bins.group_by(on).agg(ios=pl.col("count").sum())
+    covered = coverage(counted, drive.results.summary, on).rename(
+        {"ios": "ios_in_logs", "coverage_pct": "log_coverage_pct"}
+    )
+    return pl.concat(frames).join(covered, on=on, how="left").sort(keys)
+
+
+def _coverage_note(row: dict[str, Any], min_pct: float) -> str | None:
+    """Why a step's slices are not the whole step: its histogram logs hold under
+    ``min_pct`` of fio's I/O count (``row``: a slice of :func:`slice_exceedance`)."""
+    pct = row["log_coverage_pct"]
+    if pct is None or pct >= min_pct:
+        return None
+    return (
+        f"the histogram logs hold {pct:.1f} % of the step's I/Os ({row['ios_in_logs']:,} of "
+        f"fio's {row['ios_total']:,}), under the {min_pct:g} % a slice verdict needs"
+    )
 
 
 def _exceedance_rows(
@@ -285,7 +291,10 @@ def _exceedance_rows(
 ) -> list[dict]:
     """A verdict per step, direction and threshold: the worst slice against the limit.
     ``slices`` has ``step_index`` (or ``trial``), ``direction``, ``slice`` and the percent
-    over each threshold in ``pct_over_<T>ms``."""
+    over each threshold in ``pct_over_<T>ms`` (fio's, also ``log_coverage_pct``). A fio
+    step whose logs cover less than ``rule.min_coverage_pct`` of its I/Os is not judged
+    (``unknown``: the unlogged I/Os may hold a worse slice) unless a logged slice already
+    fails."""
     rows = []
     key = "trial" if kind == "act" else "step_index"
     for step in steps:
@@ -294,7 +303,7 @@ def _exceedance_rows(
         )
         for threshold, limit in rule.over_ms.items():
             column = f"pct_over_{threshold:g}ms"
-            measured, note = None, None
+            measured, note, covered, partial = None, None, None, None
             if not mine.height:
                 note = "no histogram log" if kind == "fio" else "no slices recorded"
             elif column not in mine.columns:
@@ -306,7 +315,13 @@ def _exceedance_rows(
                 note = f"worst of {mine.height} slices ({length}): slice {worst['slice']}"
                 if kind == "fio":
                     note += "; the bin holding the threshold counts as over (an upper bound)"
+                    covered = worst["log_coverage_pct"]
+                    partial = _coverage_note(worst, rule.min_coverage_pct)
             comparison = "<" if rule.strict else "≤"
+            verdict = _verdict(measured, limit, comparison)
+            if partial is not None:
+                note = f"{partial}; {note}"
+                verdict = UNKNOWN if verdict == PASS else verdict
             rows.append(
                 _row(
                     name,
@@ -317,7 +332,8 @@ def _exceedance_rows(
                     unit="%",
                     comparison=comparison,
                     ios=step.get("ios"),
-                    verdict=_verdict(measured, limit, comparison),
+                    coverage_pct=covered,
+                    verdict=verdict,
                     note=note,
                 )
             )
@@ -326,10 +342,7 @@ def _exceedance_rows(
 
 def _fio_slices(drive: DriveAnalysis, steps: pl.DataFrame, rule: Exceedance) -> pl.DataFrame:
     """:func:`slice_exceedance` of ``steps`` in percent, slices numbered from 1."""
-    results = drive.results
-    found = slice_exceedance(
-        results.path, results.manifest, steps["step_index"].unique().to_list(), rule
-    )
+    found = slice_exceedance(drive, steps["step_index"].unique().to_list(), rule)
     return found.select(
         "step_index",
         "direction",
@@ -338,6 +351,9 @@ def _fio_slices(drive: DriveAnalysis, steps: pl.DataFrame, rule: Exceedance) -> 
             (pl.col(f"frac_over_{t * 1e6:g}ns") * 100).alias(f"pct_over_{t:g}ms")
             for t in rule.over_ms
         ),
+        "ios_in_logs",
+        "ios_total",
+        "log_coverage_pct",
     )
 
 

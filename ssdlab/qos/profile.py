@@ -11,7 +11,10 @@ the ``direction`` it names (default: each direction the step has):
 - ``latency_ms``: percentiles (``p99``, ``"p99.99"``) and ``max``, each at most so many ms;
 - ``min_iops``, ``min_mb_s`` and their ``_per_tb`` forms (per 10^12 bytes of the target);
 - ``exceedance``: ACT's rule, the percent of I/Os at or over each ``over_ms`` threshold in
-  every slice of ``slice_s`` seconds (``strict``: below the limit, as ACT; else at most).
+  every slice of ``slice_s`` seconds (``strict``: below the limit, as ACT; else at most);
+  a fio step is judged only when its histogram logs hold at least ``min_coverage_pct`` of
+  fio's I/O count (default 99; fio never logs the last partial interval, so a step needs
+  about 100 log intervals to reach 99 %).
 """
 
 from __future__ import annotations
@@ -22,6 +25,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, ValidationError, model_validator
 
+from ..analysis.exceedance import MIN_COVERAGE_PCT
 from ..errors import InputError
 from ..io.text import read_mapping
 from ..units import parse_size
@@ -83,13 +87,15 @@ class Selector(BaseModel):
 
 
 class Exceedance(BaseModel):
-    """ACT's rule: percent of I/Os at or over each threshold (ms), in every slice."""
+    """ACT's rule: percent of I/Os at or over each threshold (ms), in every slice; judged
+    on a fio step whose histogram logs hold ``min_coverage_pct`` of its I/Os."""
 
     model_config = ConfigDict(extra="forbid")
 
     over_ms: dict[Annotated[float, Field(gt=0)], Annotated[float, Field(ge=0, le=100)]]
     slice_s: Annotated[float, Field(gt=0)] = 1.0
     strict: bool = False
+    min_coverage_pct: Annotated[float, Field(ge=0, le=100)] = MIN_COVERAGE_PCT
 
     @model_validator(mode="after")
     def _thresholds(self) -> Exceedance:

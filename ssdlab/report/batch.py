@@ -261,13 +261,15 @@ def parent_of_runs(path: Path) -> tuple[str, list[Path]] | None:
 def fleet_title(root: Path, dirs: Sequence[Path]) -> str:
     """The index title of a fleet root's reports."""
     from ..console import plural
+    from ..fleet import load_fleet
 
     try:
         suite = Manifest.load(dirs[0]).suite if dirs else None
+        noun = "host" if load_fleet(root).mode == "hosts" else "target"
     except SsdlabError:
-        suite = None
+        suite, noun = None, "member"
     what = f"suite {suite} on " if suite else ""
-    return f"Fleet run {root.resolve().name}: {what}{plural(len(dirs), 'host')}"
+    return f"Fleet run {root.resolve().name}: {what}{plural(len(dirs), noun)}"
 
 
 def _review_title(results_dir: Path) -> str | None:

@@ -22,6 +22,7 @@ from ..analysis.compare import CONDITIONS as CONDITION_NAMES
 from ..analysis.compare import ComparisonAnalysis, same_runs
 from ..analysis.drive import DriveAnalysis
 from ..analysis.latency import percentile_curves
+from ..analysis.repeats import percentile_intervals
 from ..errors import InputError
 from ..manifest import Manifest
 from ..results import Results, load
@@ -344,20 +345,25 @@ def compare_latency_section(cmp: Comparison) -> Section:
     parts: list[Any] = []
     for test in tests:
         rows = scores.filter(pl.col("test") == test)
-        curves = []
-        for results, name in zip(cmp.runs, cmp.names, strict=True):
+        curves, intervals = [], []
+        for drive, name in zip(cmp.analysis.drives, cmp.names, strict=True):
             step = rows.filter(pl.col("drive") == name)["step_index"]
-            if not step.len() or not results.latency_hist.height:
+            if not step.len() or not drive.results.latency_hist.height:
                 continue
             direction = qd.filter((pl.col("label") == name) & (pl.col("step_index") == step[0]))[
                 "direction"
             ][0]
-            chosen = pl.DataFrame(
-                {"step_index": [step[0]], "direction": [direction], "series": [name]}
+            chosen = drive.steps.filter(
+                (pl.col("step_index") == step[0]) & (pl.col("direction") == direction)
+            ).with_columns(series=pl.lit(name))
+            curves.append(
+                percentile_curves(
+                    drive.results.latency_hist, chosen.select("step_index", "direction", "series")
+                )
             )
-            curves.append(percentile_curves(results.latency_hist, chosen))
+            intervals.append(percentile_intervals(chosen, drive.every_repeat))
         if sum(c.height for c in curves):
-            chart = charts.latency_percentiles(pl.concat(curves), cmp.names)
+            chart = charts.latency_percentiles(pl.concat(curves), cmp.names, pl.concat(intervals))
             what = test.removeprefix("p99.99 latency of ")
             parts.append(chart.properties(title=f"{what}: latency percentiles"))
         parts.append(cmp.ranked(test))

@@ -16,7 +16,7 @@ from ..act.latency import ACT_LIMITS
 from ..analysis.drive import DriveAnalysis
 from ..analysis.endurance import jesd219_steps
 from ..analysis.pts import wsat_steps
-from ..analysis.repeats import with_intervals
+from ..analysis.repeats import LATENCY_PERCENTILES, percentile_intervals, with_intervals
 from ..analysis.tails import MIN_CONSISTENCY_WINDOWS
 from ..tables import (
     drive_facts,
@@ -74,7 +74,29 @@ def setup_section(drive: DriveAnalysis) -> Section:
             f"The target was preconditioned by {len(fills)} size-based write step(s) "
             f"({written} written) before the measurements."
         )
-    return Section(sentences, parts)
+    damaged = [f"Left out, as a file could not be read: {line}." for line in drive.results.damaged]
+    return Section(sentences + _interrupted(summary) + damaged, parts)
+
+
+def _interrupted(summary: pl.DataFrame) -> list[str]:
+    """A sentence naming the steps stopped before their end (their figures cover only the
+    time they ran; the tables mark them)."""
+    stopped = (
+        summary.filter(pl.col("status") == "interrupted")
+        .group_by("step_index", "step")
+        .agg(pl.col("runtime_s").max())
+        .sort("step_index")
+    )
+    if not stopped.height:
+        return []
+    ran = ", ".join(
+        f"{step} after {format_duration(runtime_s)}"
+        for step, runtime_s in stopped.select("step", "runtime_s").iter_rows()
+    )
+    return [
+        f"{findings.count(stopped.height, 'step')} stopped before the end ({ran}): their "
+        "figures cover only the time they ran and are marked (interrupted) in the tables."
+    ]
 
 
 @SECTIONS
@@ -218,6 +240,7 @@ def _mix_section(drive: DriveAnalysis, pattern: str) -> Section:
             "more read shares including a mixed one."
         )
     sweeps = drive.mixes.sweeps.filter(pl.col("pattern") == pattern)
+    steps = with_intervals(steps, drive.every_repeat)  # error bars of repeated steps
     parts: list[Any] = []
     for (bs,), rows in steps.group_by("bs_bytes", maintain_order=True):
         parts.append(
@@ -262,22 +285,25 @@ def latency_section(drive: DriveAnalysis) -> Section:
         return Section(missing="No latency figures: the run has no measured read or write step.")
     chosen, curves = drive.qos, drive.percentiles
     parts: list[Any] = []
+    intervals = percentile_intervals(chosen, drive.every_repeat)
     if curves is not None and curves.height:
-        parts.append(charts.latency_percentiles(curves, chosen["series"].to_list()))
+        parts.append(charts.latency_percentiles(curves, chosen["series"].to_list(), intervals))
     ios = pl.col("io_bytes") / pl.col("bs_bytes")
-    shown = {"p50": 50.0, "p99": 99.0, "p99.9": 99.9, "p99.99": 99.99}
     view = chosen.select(
         pl.col("series").alias("Workload"),
         pl.col("iops").alias("IOPS"),
         (pl.col("clat_mean_ns") / 1e3).alias("Mean µs"),
         *(
-            percentile_cells(f"clat_{name.replace('.', '_')}_ns", p, ios).alias(name)
-            for name, p in shown.items()
+            percentile_cells(column, p, ios).alias(name)
+            for name, (column, p) in LATENCY_PERCENTILES.items()
         ),
         (pl.col("clat_max_ns") / 1e3).alias("Max µs"),
     )
     caption = "Completion latency (fio's percentiles)"
-    parts.append(table(view, caption, numeric=tuple(shown)))
+    parts.append(table(view, caption, numeric=tuple(LATENCY_PERCENTILES)))
+    over_repeats = repeats.latency_repeats_table(intervals)
+    if over_repeats is not None:
+        parts.append(over_repeats)
     sentences = findings.latency_qos(chosen)
     if curves is None or not curves.height:
         sentences.append(
@@ -338,6 +364,9 @@ def power_section(drive: DriveAnalysis) -> Section:
         pl.when(pl.col("covered")).then(pl.lit("yes")).otherwise(pl.col("reason")).alias("Covered"),
     )
     parts.append(table(view, "Power per step"))
+    over_repeats = repeats.power_repeats_table(drive)
+    if over_repeats is not None:
+        parts.append(over_repeats)
     return Section(findings.power(power), parts)
 
 

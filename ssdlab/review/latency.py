@@ -20,7 +20,7 @@ import polars as pl
 
 from ..analysis.compare import CELL_KEYS
 from ..analysis.drive import DriveAnalysis
-from ..analysis.exceedance import SHARE_STEP, exceedance
+from ..analysis.exceedance import MIN_COVERAGE_PCT, SHARE_STEP, exceedance
 from ..analysis.latency import (
     INTERVAL_KEYS,
     MAX_TIME_SERIES,
@@ -148,9 +148,11 @@ def exceedance_chart(
     *,
     legend: str | None = None,
     subject: str | None = None,
+    subtitle: str | None = None,
 ) -> alt.Chart:
     """Share of I/Os at least as slow as each latency, log-log, drawn as fio's bins fall
-    (step-before); one line per ``series``, dashed for writes.
+    (step-before); one line per ``series``, dashed for writes; ``subtitle`` a note under
+    the title.
 
     ``curve``: ``series``, ``direction``, ``lat_ns``, ``slower_ios``, ``share``."""
     data = curve.filter(pl.col("lat_ns") > 0).select(
@@ -201,7 +203,11 @@ def exceedance_chart(
                 alt.Tooltip("slower_ios:Q", title="I/Os", format=",d"),
             ],
         )
-        .properties(width=WIDTH - 240, height=300, title=title)
+        .properties(
+            width=WIDTH - 240,
+            height=300,
+            title=alt.Title(title, subtitle=subtitle) if subtitle else title,
+        )
     )
 
 
@@ -345,28 +351,49 @@ def latency_over_time_section(drive: DriveAnalysis) -> Section:
     return Section(sentences, parts)
 
 
-def _curves(hist: pl.DataFrame, chosen: pl.DataFrame, step: float | None) -> pl.DataFrame:
+def _curves(
+    hist: pl.DataFrame,
+    chosen: pl.DataFrame,
+    step: float | None,
+    summary: pl.DataFrame | None = None,
+) -> pl.DataFrame:
     """Exceedance curves of the ``chosen`` steps and directions of ``hist``, with the
-    ``chosen`` columns; thinned by ``step`` (None: full)."""
+    ``chosen`` columns; thinned by ``step`` (None: full); with ``summary``, their
+    coverage of fio's I/O count."""
     keys = ["step_index", "direction"]
     mine = hist.join(chosen, on=keys, how="semi")
-    return exceedance(mine, step=step).join(chosen, on=keys)
+    return exceedance(mine, step=step, summary=summary).join(chosen, on=keys)
+
+
+def coverage_sentence(phrase: str, row: dict[str, Any]) -> str:
+    """That one series' curve counts only part of its I/Os (a row of a curve with
+    ``ios``, ``ios_total`` and ``coverage_pct``)."""
+    return (
+        f"{phrase}: fio's histogram holds {row['coverage_pct']:.1f} % of its I/Os "
+        f"({row['ios']:,} of the {row['ios_total']:,} I/Os fio counted), so its curve is not the "
+        "whole step's."
+    )
 
 
 def exceedance_section(drive: DriveAnalysis) -> Section:
     """The share of I/Os at least as slow as each latency (log-log, from fio's json+ bins)
     per chosen step and direction, reads solid and writes dashed; findings on the I/Os at
-    the highest decades of latency reached."""
+    the highest decades of latency reached, and on each series whose bins hold under
+    :data:`~ssdlab.analysis.exceedance.MIN_COVERAGE_PCT` of fio's I/O count (also noted
+    under the chart: its curve is not the whole step's)."""
     if not drive.classified.height:
         return Section(missing="No latency figures: the run has no measured read or write step.")
     hist = drive.results.latency_hist
     if not hist.height:
         return Section(missing=NO_HIST)
     chosen = drive.qos.select("step_index", "direction", "series")
-    full = _curves(hist, chosen, None)
+    full = _curves(hist, chosen, None, drive.results.summary)
     order = [s for s in chosen["series"].to_list() if s in set(full["series"].to_list())]
     if not order:
         return Section(missing=NO_HIST)
+    partial = full.unique("series", maintain_order=True).filter(
+        pl.col("coverage_pct") < MIN_COVERAGE_PCT
+    )
     sentences = [
         sentence
         for series in order
@@ -376,10 +403,18 @@ def exceedance_section(drive: DriveAnalysis) -> Section:
             )
         )
     ]
+    sentences += [
+        coverage_sentence(rephrase(r["series"]), r) for r in partial.iter_rows(named=True)
+    ]
+    note = "; ".join(
+        f"{r['series']} holds {r['coverage_pct']:.1f} % of its I/Os"
+        for r in partial.iter_rows(named=True)
+    )
     chart = exceedance_chart(
         _curves(hist, chosen, SHARE_STEP),
         order,
         "Latency exceedance: share of I/Os at least as slow (from fio's histograms)",
+        subtitle=f"Partial: {note} (under {MIN_COVERAGE_PCT:g} % of fio's count)" if note else None,
     )
     return Section(sentences, [chart])
 

@@ -84,12 +84,16 @@ def _point_table(points: pl.DataFrame) -> Any:
         pl.col("step").alias("Step"),
         pl.col("requested_iops").round(0).alias("Requested IOPS"),
         pl.col("achieved_iops").round(0).alias("Achieved IOPS"),
-        pl.when(pl.col("reached").is_null())
-        .then(pl.lit("unlimited"))
-        .when(pl.col("reached"))
-        .then(pl.lit("yes"))
-        .otherwise(pl.lit("MISSED"))
-        .alias("Rate reached"),
+        pl.concat_str(
+            pl.when(pl.col("reached").is_null())
+            .then(pl.lit("unlimited"))
+            .when(pl.col("reached"))
+            .then(pl.lit("yes"))
+            .otherwise(pl.lit("MISSED")),
+            pl.when(pl.col("rounding").is_not_null())
+            .then(_change_pct().map_elements(lambda c: f" (ROUNDED {c:+.1f} %)", pl.String))
+            .otherwise(pl.lit("")),
+        ).alias("Rate reached"),
         *(
             (pl.col(c) / 1e3).round(1).alias(f"{name} (µs)")
             for c, name in [("lat_mean_ns", "Mean"), *STATS.items()]
@@ -114,9 +118,26 @@ def _missed(points: pl.DataFrame) -> list[str]:
     return sentences
 
 
+def _change_pct() -> pl.Expr:
+    """How far a rate step's offered load is from the load asked for, in percent."""
+    return (pl.col("requested_iops") / pl.col("target_iops") - 1) * 100
+
+
+def _rounded(points: pl.DataFrame) -> list[str]:
+    """The steps whose whole per-job rates offer a load other than the one asked for."""
+    rounded = points.filter(pl.col("rounding").is_not_null()).with_columns(change=_change_pct())
+    return [
+        f"{row['step']} offers {format_iops(row['requested_iops'])}, {row['change']:+.1f} % off "
+        f"the {format_iops(row['target_iops'])} asked: fio's rate_iops is whole IOPS per job "
+        "and direction, never zero; its latency is that of the load offered."
+        for row in rounded.iter_rows(named=True)
+    ]
+
+
 def load_section(drive: DriveAnalysis) -> Section:
     """The hockey stick of every load sweep, its steps, the highest load that keeps p99.99
-    under the limit, the knee, and the steps that missed their rate."""
+    under the limit, the knee, the steps that missed their rate and those whose rate
+    rounding moved (ROUNDED in the table)."""
     sweeps = load_sweeps(drive.results)
     points = sweeps.points
     if not points.height:
@@ -141,7 +162,7 @@ def load_section(drive: DriveAnalysis) -> Section:
         else:
             said += "; its p99 does not bend (no knee) up to the highest load measured"
         sentences.append(said + ".")
-    sentences += _missed(points)
+    sentences += _missed(points) + _rounded(points)
     few = points.filter(pl.col("ios") < ios_needed(99.99))
     if few.height:
         sentences.append(

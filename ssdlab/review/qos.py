@@ -80,8 +80,9 @@ def verdict_view(verdicts: pl.DataFrame) -> pl.DataFrame:
 
 def verdict_findings(profile: Profile, verdicts: pl.DataFrame) -> list[str]:
     """How the run fares against the profile, then each failure in words (``4K random read
-    at QD1 fails p99.99 ≤ 2.5 ms: 7.7 ms.``), the limits that could not be judged, and the
-    percentiles that are the maximum."""
+    at QD1 fails p99.99 ≤ 2.5 ms: 7.7 ms.``), the limits that could not be judged (the
+    exceedance limits of a step whose histogram logs cover too few of its I/Os in one
+    sentence per step), and the percentiles that are the maximum."""
     judged = verdicts.filter(pl.col("verdict") != NO_STEP)
     tally = {v: judged.filter(pl.col("verdict") == v).height for v in (PASS, FAIL, UNKNOWN)}
     steps = judged["step"].n_unique()
@@ -102,7 +103,18 @@ def verdict_findings(profile: Profile, verdicts: pl.DataFrame) -> list[str]:
         sentences.append(
             f"{count(len(failed) - FAILURES_NAMED, 'more limit')} failed (see the table)."
         )
-    for row in judged.filter(pl.col("verdict") == UNKNOWN).unique("note").to_dicts():
+    unknown = judged.filter(pl.col("verdict") == UNKNOWN)
+    # unknown though measured: slices of histogram logs that cover too few of the I/Os
+    logged = pl.col("measured").is_not_null() & pl.col("coverage_pct").is_not_null()
+    for (step, pct), rows in unknown.filter(logged).group_by(
+        "step", "coverage_pct", maintain_order=True
+    ):
+        sentences.append(
+            f"{step}: exceedance not judged on {count(rows.height, 'limit')}: no logged slice "
+            f"fails, but its histogram logs hold only {pct:.1f} % of its I/Os (a log missing "
+            "or cut short, or a short step: fio never logs the last partial interval)."
+        )
+    for row in unknown.filter(~logged).unique("note", maintain_order=True).to_dicts():
         sentences.append(f"{row['step']}: {limit_text(row)} could not be judged: {row['note']}.")
     thin = judged.filter(pl.col("samples_beyond") < 1)
     if thin.height:

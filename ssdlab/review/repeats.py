@@ -8,10 +8,19 @@ import altair as alt
 import polars as pl
 
 from ..analysis.drive import DriveAnalysis
-from ..analysis.repeats import repeat_figures, with_repeats
+from ..analysis.repeats import (
+    LATENCY_PERCENTILES,
+    POWER_FIGURES,
+    percentile_intervals,
+    power_figures,
+    repeat_figures,
+    step_totals,
+    with_repeats,
+)
 from ..charts import ACCENT, WIDTH, axis
 from ..findings import count
-from ..tables import format_number
+from ..phrases import rephrase
+from ..tables import format_interval, format_latency, format_number, format_unit
 from ..units import MB
 from .section import Section, table
 
@@ -20,30 +29,36 @@ from .section import Section, table
 SPREAD_LIMIT_PCT = 5.0
 
 
+def _labels(drive: DriveAnalysis) -> pl.DataFrame:
+    """Per measured step (its name without a repeat suffix): ``workload`` (workload and QD)
+    and ``metric``."""
+    return drive.classified.group_by("step", maintain_order=True).agg(
+        pl.concat_str("workload", pl.lit(" "), "qd_label").first().alias("workload"),
+        pl.first("metric"),
+    )
+
+
+def _in_suite_order(figures: pl.DataFrame, drive: DriveAnalysis) -> pl.DataFrame:
+    """Per-step ``figures`` (``repeat_of``) labelled (:func:`_labels`, measured steps only),
+    in suite order: by each step's first repeat."""
+    first = with_repeats(drive.every_repeat).group_by("repeat_of").agg(pl.col("step_index").min())
+    return (
+        figures.join(_labels(drive), left_on="repeat_of", right_on="step")
+        .join(first, on="repeat_of")
+        .sort("step_index")
+    )
+
+
 def repeat_rows(drive: DriveAnalysis) -> pl.DataFrame:
     """Per repeated measured step: its workload, ``metric`` (IOPS or MB/s), ``repeats``,
     ``median``, ``lo95``, ``hi95`` (in that metric) and ``spread_pct``; the steps a step's
     directions add up to one figure, as the review's headline figures do."""
-    every = drive.every_repeat
     if not drive.steps.height:
         return pl.DataFrame()
-    totals = every.group_by("step_index", "step", maintain_order=True).agg(
-        pl.col("iops").fill_null(0).sum(), pl.col("bw_bytes_s").fill_null(0).sum()
-    )
-    figures = repeat_figures(totals.with_columns(direction=pl.lit("all")))
+    figures = repeat_figures(step_totals(drive.every_repeat))
     if not figures.height:
         return figures
-    labels = drive.classified.group_by("step", maintain_order=True).agg(
-        pl.concat_str("workload", pl.lit(" "), "qd_label").first().alias("workload"),
-        pl.first("metric"),
-    )
-    # in suite order: by each step's first repeat
-    first = with_repeats(totals).group_by("repeat_of").agg(pl.col("step_index").min())
-    rows = (
-        figures.join(labels, left_on="repeat_of", right_on="step")
-        .join(first, on="repeat_of")
-        .sort("step_index")
-    )
+    rows = _in_suite_order(figures, drive)
     mbs = pl.col("metric") == "MB/s"
 
     def pick(stat: str) -> pl.Expr:
@@ -58,6 +73,62 @@ def repeat_rows(drive: DriveAnalysis) -> pl.DataFrame:
         hi95=pick("hi95"),
         spread_pct=pl.when(mbs).then("bw_bytes_s_spread_pct").otherwise("iops_spread_pct"),
     )
+
+
+def latency_repeats_table(found: pl.DataFrame) -> Any | None:
+    """The latency percentiles of the review's repeated latency steps: the median of fio's
+    percentile over the repeats and its 95 % interval, ``found`` by
+    :func:`~ssdlab.analysis.repeats.percentile_intervals`; None without repeats."""
+    if not found.height:
+        return None
+    cells = found.with_columns(
+        cell=pl.struct("median_ns", "lo95_ns", "hi95_ns").map_elements(
+            lambda r: format_interval(r["median_ns"], r["lo95_ns"], r["hi95_ns"], format_latency),
+            return_dtype=pl.String,
+        )
+    )
+    names = list(LATENCY_PERCENTILES)
+    view = (
+        cells.pivot(on="name", index=["series", "repeats"], values="cell", sort_columns=False)
+        .rename({"series": "Workload", "repeats": "Repeats"})
+        .select("Workload", "Repeats", *(n for n in names if n in cells["name"].unique()))
+    )
+    caption = "Completion latency over the repeats: median and 95 % interval (on logarithms)"
+    return table(view, caption, numeric=tuple(names))
+
+
+def power_repeats_table(drive: DriveAnalysis) -> Any | None:
+    """Average power and efficiency of the repeated measured steps: the median over the
+    repeats and its 95 % interval (:func:`~ssdlab.analysis.repeats.power_figures`); None
+    without repeats or power."""
+    figures = power_figures(drive.results.power, drive.every_repeat)
+    if not figures.height:
+        return None
+    rows = _in_suite_order(figures, drive)
+    units = {"avg_w": "W", "iops_per_w": "IOPS/W", "mb_s_per_w": "MB/s/W"}
+    shown = [f for f in POWER_FIGURES if rows[f"{f}_median"].drop_nulls().len()]
+    if not rows.height or not shown:
+        return None
+    view = rows.select(
+        pl.col("workload").alias("Workload"),
+        pl.col("repeats").alias("Repeats"),
+        *(
+            pl.struct(f"{f}_median", f"{f}_lo95", f"{f}_hi95")
+            .map_elements(
+                lambda r, f=f: format_interval(
+                    r[f"{f}_median"],
+                    r[f"{f}_lo95"],
+                    r[f"{f}_hi95"],
+                    lambda v, f=f: format_unit(v, units[f]),
+                ),
+                return_dtype=pl.String,
+            )
+            .alias(units[f])
+            for f in shown
+        ),
+    )
+    caption = "Power over the repeats: median and 95 % interval"
+    return table(view, caption, numeric=tuple(units[f] for f in shown))
 
 
 def _chart(rows: pl.DataFrame) -> Any:
@@ -103,8 +174,9 @@ def repeatability_section(drive: DriveAnalysis) -> Section:
     )
     for row in wide.sort("spread_pct", descending=True).head(3).iter_rows(named=True):
         sentences.append(
-            f"{row['workload']} spread {row['spread_pct']:.1f} % over {row['repeats']} repeats "
-            f"(above {SPREAD_LIMIT_PCT:g} %): its figures are less certain than the others."
+            f"{rephrase(row['workload'])} spread {row['spread_pct']:.1f} % over "
+            f"{row['repeats']} repeats (above {SPREAD_LIMIT_PCT:g} %): its figures are less "
+            "certain than the others."
         )
     if not wide.height:
         sentences.append(
@@ -124,7 +196,19 @@ def repeatability_section(drive: DriveAnalysis) -> Section:
         .alias("95 % interval"),
         pl.col("spread_pct").round(1).alias("Spread (%)"),
     )
-    return Section(
-        sentences,
-        [_chart(rows), table(view, "Repeats", numeric=("Median", "95 % interval"))],
+    percentiles = percentile_intervals(drive.qos, drive.every_repeat)
+    widest = percentiles.filter(pl.col("lo95_ns") > 0).sort(
+        pl.col("hi95_ns") / pl.col("lo95_ns"), descending=True
     )
+    if widest.height:
+        row = widest.row(0, named=True)
+        sentences.append(
+            f"The widest latency interval is the {row['name']} of {rephrase(row['series'])}: "
+            f"{format_latency(row['lo95_ns'])} to {format_latency(row['hi95_ns'])} (95 %, "
+            f"{count(row['repeats'], 'repeat')}); tail percentiles need more repeats than "
+            "throughput to be pinned down."
+        )
+    parts = [_chart(rows), table(view, "Repeats", numeric=("Median", "95 % interval"))]
+    latency = latency_repeats_table(percentiles)
+    parts += [t for t in (latency, power_repeats_table(drive)) if t is not None]
+    return Section(sentences, parts)

@@ -22,7 +22,7 @@ A drive is its model + serial, whichever device read it: the SMART / health log 
 controller's, the same through ``/dev/nvme0`` and ``/dev/nvme0n1`` (``namespace`` says which
 namespace device a capture read, null for the controller). Two captures of one drive with
 the same capture time (its namespaces read at once) are one snapshot: the first by
-namespace is kept.
+namespace (then path) is kept; one whose counters differ is reported as a skipped file.
 
 Time. A snapshot's ``time`` is the capture's own (smartctl's ``local_time.time_t``, a
 Prometheus sample's timestamp), else the file's modification time; ``time_source`` says
@@ -50,7 +50,7 @@ import os
 import pickle
 import shutil
 import stat
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import ProcessPoolExecutor, as_completed
 from dataclasses import dataclass, field
 from itertools import groupby
@@ -271,9 +271,13 @@ class _History:
             self.columns = {name: [] for name in SNAPSHOT_SCHEMA}
 
     def frame(self) -> pl.DataFrame:
-        """Every snapshot, sorted by drive and time, with deltas and WAF."""
+        """Every snapshot, sorted by drive and time, with deltas and WAF; a capture dropped
+        as a repeat of its drive's capture at the same time with other counters is
+        skipped, with why."""
         self.flush()
         frame = pl.concat(self.chunks) if self.chunks else pl.DataFrame(schema=SNAPSHOT_SCHEMA)
+        for path, reason in _conflicting_repeats(frame):
+            self.skip(path, reason)
         return history_frame(frame)
 
 
@@ -300,6 +304,33 @@ def _taken_together(captures: list[Capture]) -> list[list[Capture]] | None:
     if n > 1 and len(data) < 2:
         return None  # one format's captures: each its own snapshot
     return [[items[k if s in data else 0] for s, items in by_source.items()] for k in range(n)]
+
+
+#: the columns two captures taken at once (through a namespace and the controller) share
+_COUNTERS = [column for column, name in FIELDS.items() if name in _DATA_FIELDS]
+
+
+def _conflicting_repeats(snapshots: pl.DataFrame) -> Iterator[tuple[str, str]]:
+    """``(path, why)`` of each capture :func:`history_frame` drops as a repeat of its
+    drive's first capture at the same capture time whose counters it does not share."""
+    keys = [*DRIVE_KEYS, "time_s"]
+    same = (
+        snapshots.filter(pl.col("time_source") == "capture")
+        .filter(pl.len().over(keys) > 1)
+        .sort([*keys, "namespace", "path"], nulls_last=True)
+    )
+    for _, group in same.group_by(keys, maintain_order=True):
+        first, *others = group.select("path", *_COUNTERS).iter_rows(named=True)
+        for row in others:
+            other = [c for c in _COUNTERS if row[c] != first[c]]
+            if other:
+                yield (
+                    row["path"],
+                    (
+                        f"same drive and capture time as {first['path']} but other "
+                        f"{', '.join(other)}: only the first is kept"
+                    ),
+                )
 
 
 def _capture_time(capture: Capture) -> float:

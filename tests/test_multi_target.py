@@ -1,0 +1,266 @@
+"""Several targets of this machine in one run (``ssdlab run --target A --target B``): in
+lockstep through fio servers ssdlab starts and always stops, or in sequence; one results
+directory per target and a fleet.json, read by reports and comparisons as a --hosts run's."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import socket
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from conftest import Loops, needs_loop, smart_tool, ssdlab_cli
+from test_fleet import _wait_for
+from test_fleet_safety import _digest, _patterned
+
+import ssdlab
+from ssdlab.errors import InputError, SsdlabError
+from ssdlab.fleet import FleetFailed, load_fleet
+from ssdlab.fleet.hosts import local_targets
+from ssdlab.fleet.local import local_servers
+from ssdlab.fleet.targets import run_targets
+from ssdlab.lock import results_lock
+from ssdlab.report.batch import parent_of_runs
+from ssdlab.review.compare import load_comparison
+from ssdlab.suite import load_suite
+
+SUITE = """
+name = "multi-tiny"
+
+[defaults]
+runtime_s = 1
+size = "4m"
+ioengine = "psync"
+
+[[steps]]
+name = "fill"
+rw = "write"
+bs = "64k"
+runtime_s = 2
+
+[[steps]]
+name = "randread"
+rw = "randread"
+ioengine = "null"
+"""
+
+
+def _said(text: str, output: str) -> bool:
+    """Whether ``output`` holds ``text``, whatever lines rich wrapped it into (long paths)."""
+    return "".join(text.split()) in "".join(output.split())
+
+
+def _suite(tmp_path: Path, text: str = SUITE) -> Path:
+    path = tmp_path / "suite.toml"
+    path.write_text(text)
+    return path
+
+
+def _manifest(directory: Path) -> dict:
+    return json.loads((directory / "manifest.json").read_text())
+
+
+def _processes_under(directory: Path) -> list[str]:
+    """Command lines of the processes naming a path under ``directory`` (the fio servers of
+    a run whose TMPDIR it is)."""
+    found = []
+    for proc in Path("/proc").iterdir():
+        try:
+            line = (proc / "cmdline").read_bytes().replace(b"\0", b" ").decode()
+        except OSError:
+            continue
+        if str(directory) in line and "--server=sock:" in line:
+            found.append(line)
+    return found
+
+
+def _ssdlab(*args: str | Path, tmpdir: Path) -> subprocess.Popen[str]:
+    return subprocess.Popen(
+        [sys.executable, "-m", "ssdlab", *map(str, args)],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env={**os.environ, "TMPDIR": str(tmpdir)},
+    )
+
+
+def test_lockstep_is_stopped_by_ctrl_c_and_resumed(tmp_path: Path) -> None:
+    """Two files with the same name in two directories, in lockstep: Ctrl-C during the
+    first step stops both (their fio servers too); the same command resumes them. Each has
+    its own results directory with every step's fio.json and its own SMART snapshots; the
+    root's fleet.json lists them and sums each step, and reports and comparisons read them."""
+    files = [tmp_path / "a" / "t.bin", tmp_path / "b" / "t.bin"]
+    for file in files:
+        file.parent.mkdir()
+    tmpdir = tmp_path / "tmp"
+    tmpdir.mkdir()
+    out = tmp_path / "out"
+    for file in files:  # each target's own fake drive, its counters rising from step to step
+        smart_tool(file.parent)
+    tool = tmp_path / "smart.sh"
+    tool.write_text('#!/bin/sh\nexec "$(dirname "$1")/fake-smartctl.sh" "$1"\n')
+    tool.chmod(0o755)
+    args = ["run", _suite(tmp_path), "--out", out, "--label", "rack"]
+    args += ["--target", files[0], "--target", files[1], "--smart", f"{tool} {{device}}"]
+    dirs = [out / local.dir for local in local_targets(files)]
+    assert [d.name for d in dirs] == [f"{str(f.parent)[1:].replace('/', '-')}-t.bin" for f in files]
+
+    first = _ssdlab(*args, tmpdir=tmpdir)
+    try:
+        _wait_for(
+            lambda: (
+                all((d / "steps" / "001-fill.partial").is_dir() for d in dirs)
+                or first.poll() is not None
+            ),
+            "both targets' first step",
+        )
+        first.send_signal(signal.SIGINT)
+        _, err = first.communicate(timeout=60)
+    finally:
+        if first.poll() is None:
+            first.kill()
+            first.wait()
+    assert first.returncode == 130, err
+    assert "interrupted" in err
+    for d in dirs:
+        assert [s["status"] for s in _manifest(d)["steps"]] == ["interrupted"]
+    assert _processes_under(tmpdir) == [] and list(tmpdir.iterdir()) == []  # servers gone
+
+    for file in files:  # the fake drives' four captures, from the first: two steps' worth
+        (file.parent / "count").unlink()
+    again = ssdlab_cli(*args)
+    assert again.returncode == 0, again.stderr
+    assert "fill on 2 of 2 targets" in again.stderr
+    fleet = load_fleet(out)
+    assert fleet.mode == "lockstep" and fleet.results_dirs == dirs
+    assert fleet.members["status"].to_list() == ["complete"] * 2
+    assert fleet.members["port"].to_list() == [None, None]
+    assert fleet.aggregate.select("step", "clients").rows() == [("fill", 2), ("randread", 2)]
+    for d, file in zip(dirs, files, strict=True):
+        m = _manifest(d)
+        assert m["label"] == f"rack {file}" and m["target"]["path"] == str(file)
+        assert m["host"]["hostname"] == socket.gethostname() and m["host"]["kernel"] != ""
+        assert [s["status"] for s in m["steps"]] == ["ok", "ok"]  # the stopped step run again
+        for step in ("001-fill", "002-randread"):
+            assert (d / "steps" / step / "fio.json").is_file()
+            assert not (d / "steps" / step / "localhost").exists()  # the server's link
+        assert (d / "steps" / "002-randread" / "fio_iops.1.log.localhost").is_file()
+        assert (d / "steps" / "001-fill" / "smart" / "before").is_dir()
+        summary = ssdlab.load(d).summary
+        assert summary.filter(status="ok")["step"].to_list() == ["fill", "randread"]
+        assert set((file.parent / "devices").read_text().split()) == {str(file)}
+    assert parent_of_runs(out) == ("fleet", dirs)  # what 'ssdlab report ROOT' renders
+    comparison = load_comparison(dirs)
+    assert comparison.names == [f"rack {f}" for f in files]
+    assert set(comparison.analysis.all_cells["label"]) == set(comparison.names)
+
+
+def test_sequence_runs_each_target_in_turn_and_resumes(tmp_path: Path) -> None:
+    """In sequence, each target is a local run of the whole suite; paths whose plain names
+    would be the same get distinct directories; a complete run resumes with nothing to do,
+    and its root cannot be resumed in lockstep."""
+    (tmp_path / "a").mkdir()
+    files = [tmp_path / "a" / "t.bin", tmp_path / "a-t.bin"]
+    out = tmp_path / "out"
+    suite = _suite(tmp_path, SUITE.replace("runtime_s = 2\n", ""))
+    args = ["run", suite, "--out", out, "--targets-mode", "sequence"]
+    args += ["--target", files[0], "--target", files[1], "--smart", "none"]
+    proc = ssdlab_cli(*args)
+    assert proc.returncode == 0, proc.stderr
+    fleet = load_fleet(out)
+    dirs = fleet.results_dirs
+    assert len(set(dirs)) == 2 and all(
+        d.name.startswith(str(tmp_path)[1:].replace("/", "-")) for d in dirs
+    )
+    assert _said(f"target 1 of 2: {files[0]} -> {dirs[0]}", proc.stderr)
+    assert fleet.mode == "sequence" and fleet.aggregate.is_empty()  # not run at the same time
+    started = []
+    for d, file in zip(dirs, files, strict=True):
+        m = _manifest(d)
+        assert m["status"] == "complete" and m["target"]["path"] == str(file)
+        assert [s["status"] for s in m["steps"]] == ["ok", "ok"]
+        assert all((d / "steps" / s["dir"] / "fio.json").is_file() for s in m["steps"])
+        started.append([s["started"] for s in m["steps"]])
+
+    again = ssdlab_cli(*args)
+    assert again.returncode == 0, again.stderr
+    assert [[s["started"] for s in _manifest(d)["steps"]] for d in dirs] == started
+    plan = ssdlab_cli("plan", *args[1:])
+    assert plan.returncode == 0, plan.stderr
+    assert _said(f"{dirs[1]} holds this run: complete, nothing left to run", plan.stdout)
+    other = ssdlab_cli(*args[:4], *args[6:])  # lockstep, the default
+    assert other.returncode == 1
+    assert "holds a run of several targets in sequence, not of several targets in lockstep" in (
+        " ".join(other.stderr.split())
+    )
+
+
+def test_a_failing_target_does_not_stop_the_others(tmp_path: Path) -> None:
+    """In a sequence, a target whose run fails (here: another process writes its results
+    directory) is reported and the next one still runs; the run ends naming the failure."""
+    files = [tmp_path / "busy.bin", tmp_path / "free.bin"]
+    suite = load_suite(_suite(tmp_path, SUITE.replace("runtime_s = 2\n", "")))
+    busy = tmp_path / "out" / local_targets(files)[0].dir
+    with (
+        results_lock(busy, "another run"),
+        pytest.raises(FleetFailed, match=rf"^1 of 2 targets failed \({files[0]}: {busy} is in use"),
+    ):
+        run_targets(suite, files, tmp_path / "out", mode="sequence")
+    fleet = load_fleet(tmp_path / "out")
+    assert fleet.members["error"].is_null().to_list() == [False, True]
+    assert fleet.members["status"].to_list()[1] == "complete"
+    assert ssdlab.load(fleet.results_dirs[1]).summary["iops"].min() > 0
+
+
+def test_a_target_listed_twice_is_refused(tmp_path: Path) -> None:
+    file = tmp_path / "t.bin"
+    file.write_bytes(b"x")
+    (tmp_path / "link").symlink_to(file)
+    os.link(file, tmp_path / "hard")
+    for other in (file, tmp_path / "link", tmp_path / "hard", tmp_path / "." / "t.bin"):
+        with pytest.raises(InputError, match=r"^--target: .* is listed twice"):
+            local_targets([file, other])
+    proc = ssdlab_cli("run", "quick", "--out", tmp_path / "o", "--target", file, "--target", file)
+    assert proc.returncode == 1 and _said(f"--target: {file} is listed twice", proc.stderr)
+    assert not (tmp_path / "o").exists()
+    one = ssdlab_cli(
+        "run", "quick", "-o", tmp_path / "o", "--target", file, "--targets-mode", "sequence"
+    )
+    assert one.returncode == 1 and "--targets-mode applies to two or more --target" in one.stderr
+
+
+def test_local_servers_are_stopped_whatever_happens(tmp_path: Path) -> None:
+    """The servers of a lockstep run listen on private sockets while it runs and are gone,
+    with their directory, when it ends, also by an error."""
+    targets = local_targets([tmp_path / "a.bin", tmp_path / "b.bin"])
+    with pytest.raises(RuntimeError), local_servers(targets) as served:
+        sockets = [Path(t.socket) for t in served]
+        assert sockets[0].parent.stat().st_mode & 0o777 == 0o700
+        # one per server: the child a server forks for ssdlab's probe connection may linger
+        assert len(set(_processes_under(sockets[0].parent))) == 2
+        raise RuntimeError
+    assert not sockets[0].parent.exists() and _processes_under(sockets[0].parent) == []
+
+
+@needs_loop
+@pytest.mark.parametrize("mode", ["lockstep", "sequence"])
+def test_every_device_must_be_named(mode: str, loops: Loops, tmp_path: Path) -> None:
+    """Two block devices, only the first named by --destroy-data: the run is refused, naming
+    the second, before anything is written to either."""
+    (first, one), (second, two) = _patterned(loops, "one"), _patterned(loops, "two")
+    suite = load_suite(_suite(tmp_path))
+    name = Path(first).name
+    named = rf"^{second} \(.* passed the safety checks.* name each of them, comma-separated"
+    with pytest.raises(SsdlabError, match=named):
+        run_targets(
+            suite,
+            [Path(first), Path(second)],
+            tmp_path / "out",
+            mode=mode,  # type: ignore[arg-type]
+            destroy_data=name,
+        )
+    assert (_digest(first), _digest(second)) == (one, two)
