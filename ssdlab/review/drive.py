@@ -246,7 +246,9 @@ def _mix_section(drive: DriveAnalysis, pattern: str) -> Section:
         parts.append(
             charts.mix_sweep(
                 rows.with_columns(series=pl.col("sweep")),
-                sweeps.filter(pl.col("bs_bytes") == bs).with_columns(series=pl.col("sweep")),
+                sweeps.filter(pl.col("bs_bytes").eq_missing(bs)).with_columns(
+                    series=pl.col("sweep")
+                ),
                 f"{bs_label(bs)} {pattern} mixes",
             )
         )

@@ -278,7 +278,7 @@ def _iops_sentence(block: RoundBlock) -> str:
     if tracked is not None:
         bs = tracked["bs_bytes"]
         for pct in (0, 100):
-            row = results.filter((pl.col("bs_bytes") == bs) & (pl.col("read_pct") == pct))
+            row = results.filter(pl.col("bs_bytes").eq_missing(bs) & (pl.col("read_pct") == pct))
             if row.height:
                 phrase = workload_phrase(tracked["pattern"], bs, pct)
                 figures.append(f"{phrase} averages {format_iops(row['iops'][0])}")
