@@ -16,7 +16,9 @@ from test_fleet import Server, fio_servers
 from ssdlab.fio import FioStatus
 from ssdlab.fleet import DEFAULT_PORT, Host
 from ssdlab.fleet.client import Clients
+from ssdlab.fleet.hosts import LOCAL_LINK, local_targets
 from ssdlab.fleet.live import EtaReader, Relay, parse_eta, relay_name
+from ssdlab.fleet.local import SocketLink, local_servers
 from ssdlab.layout import FIO_JSON, JOB_FILE
 from ssdlab.suite import Step
 
@@ -109,3 +111,27 @@ def test_eta_replies_of_an_unknown_protocol_are_not_read() -> None:
     reader = EtaReader(reported.append)
     reader.feed(header)
     assert reader.stopped and not reported
+
+
+def test_a_target_of_this_machine_gets_live_rates_through_its_link(tmp_path: Path) -> None:
+    """A lockstep member's client connects through the link its step has to its server: the
+    relay takes that link's place, reports rates, and fio's JSON says ``localhost`` as
+    without it; the step's directory keeps nothing of either."""
+    (target,) = local_targets([tmp_path / "a.bin"])
+    seen: list[FioStatus] = []
+
+    def on_status(name: str, status: FioStatus | None) -> None:
+        if status is not None and status.iops:
+            seen.append(status)
+            clients.abort()
+
+    clients = Clients(60, readonly=True, on_status=on_status)
+    with local_servers([target]) as (served,):
+        link = SocketLink(served.socket)
+        step_dir, step = _step_dir(tmp_path, "live", runtime_s=60)
+        link.before_step(step_dir, None)  # type: ignore[arg-type]
+        assert clients.run(served, step_dir, step).interrupted
+        link.after_step(step_dir, None)  # type: ignore[arg-type]
+    assert seen and all(s.bw_bytes_s == pytest.approx(s.iops * 4096, rel=0.01) for s in seen)
+    assert [j["hostname"] for j in _client_stats(step_dir)] == [LOCAL_LINK]
+    assert sorted(p.name for p in step_dir.iterdir()) == [FIO_JSON, "fio.stderr", JOB_FILE]

@@ -14,7 +14,8 @@ ways and decoding a copy of the server's ETA replies. fio names a client in its 
 for a socket that is the socket's path and fio's default port, so the client is given a
 socket named like the host in its working directory (the step's directory), which makes every
 file it writes the same as a direct connection's. That is only possible for a server on fio's
-default port; other servers, and servers that speak a protocol version whose ``jobs_eta``
+default port, and for the servers of this machine's targets (``--target`` repeated), whose
+client already connects through a link in the step's directory; other servers, and servers that speak a protocol version whose ``jobs_eta``
 layout ssdlab does not know, run without live rates (the step's time-based progress).
 """
 
@@ -32,7 +33,7 @@ from pathlib import Path
 from types import TracebackType
 
 from ..fio import FioStatus
-from .hosts import DEFAULT_PORT, Host
+from .hosts import DEFAULT_PORT, LOCAL_LINK, Host, LocalTarget
 
 #: fio's command header (server.h ``struct fio_net_cmd``): version, opcode, flags, tag,
 #: pdu_len, cmd_crc16, pdu_crc16; little-endian on the wire
@@ -99,11 +100,30 @@ class EtaReader:
 
 def relay_name(host: Host, step_dir: Path) -> str | None:
     """The socket name fio's client gets for ``host`` in ``step_dir`` (the host, so fio names
-    it as a direct connection), or None when no relay can look like one."""
+    it as a direct connection; for a target of this machine the link its step already has to
+    its server, :data:`~.hosts.LOCAL_LINK`, which the relay's takes the place of), or None
+    when no relay can look like one."""
+    if isinstance(host, LocalTarget):
+        return LOCAL_LINK if host.socket else None
     name = host.host
     if host.port != DEFAULT_PORT or name in {".", ".."} or "/" in name:
         return None
     return None if os.path.lexists(step_dir / name) else name
+
+
+def _connect(host: Host) -> socket.socket:
+    """A connection to ``host``'s fio server: its TCP port, or the Unix socket of a target
+    of this machine."""
+    if isinstance(host, LocalTarget):
+        server = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        try:
+            server.settimeout(CONNECT_TIMEOUT_S)
+            server.connect(host.socket)
+        except OSError:
+            server.close()
+            raise
+        return server
+    return socket.create_connection((host.host, host.port), CONNECT_TIMEOUT_S)
 
 
 class Relay:
@@ -124,7 +144,7 @@ class Relay:
         if name is None:
             return
         try:
-            upstream = socket.create_connection((host.host, host.port), CONNECT_TIMEOUT_S)
+            upstream = _connect(host)
             self._sockets.append(upstream)
             upstream.settimeout(None)
             self._tmp = tempfile.mkdtemp(prefix="ssdlab-live-")
@@ -134,7 +154,9 @@ class Relay:
             listener.bind(path)
             listener.listen(1)
             listener.settimeout(ACCEPT_POLL_S)
-            (step_dir / name).symlink_to(path)
+            staged = step_dir / f".{name}.relay"  # then in place at once: a target of this
+            staged.symlink_to(path)  # machine keeps its link to its server if this fails
+            os.replace(staged, step_dir / name)
             self._link = step_dir / name
         except OSError:  # fio's client connects itself (and says why it cannot)
             self.close()
