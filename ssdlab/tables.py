@@ -18,7 +18,7 @@ from rich.table import Table
 
 from .analysis.percentiles import clamp_to_max, samples_beyond
 from .manifest import Manifest
-from .units import MB, format_duration, format_size
+from .units import MB, MIXED_BS_LABEL, format_duration, format_size
 
 UNKNOWN = "unknown"
 #: decimals of each display unit, found in a column's heading (``p99 µs``, ``MB/s``...)
@@ -51,7 +51,13 @@ WIDE_COLUMNS = 10
 SUMMARY_VIEW: list[tuple[str, str, pl.Expr]] = [
     ("step", "Step", pl.col("step")),
     ("direction", "Dir", pl.col("direction")),
-    ("bs_bytes", "Block", pl.col("bs_bytes").map_elements(format_size, return_dtype=pl.String)),
+    (
+        "bs_bytes",
+        "Block",
+        pl.col("bs_bytes")
+        .map_elements(format_size, return_dtype=pl.String)
+        .fill_null(MIXED_BS_LABEL),  # a job mixing sizes (bssplit, bsrange)
+    ),
     ("iodepth", "QD", pl.col("iodepth")),
     ("numjobs", "Jobs", pl.col("numjobs")),
     ("job_index", "Job", pl.col("job_index")),

@@ -16,6 +16,8 @@ from ssdlab import read_fio_json
 from ssdlab.analysis import fio_percentiles
 from ssdlab.analysis.workloads import workload_label
 from ssdlab.errors import InputError
+from ssdlab.tables import summary_view
+from ssdlab.units import format_size
 
 NULL_JOB = ["--ioengine=null", "--size=256m", "--time_based=1", "--runtime=300ms"]
 
@@ -84,6 +86,8 @@ def test_the_block_size_is_the_one_fio_used(
     jobs = read_fio_json(fio_json(tmp_path, "b", "--rw=randread", *args)).jobs
     assert jobs["bs_bytes"].to_list() == [bs_bytes]
     assert workload_label("random", jobs["bs_bytes"][0], 100) == workload
+    shown = summary_view(jobs)["Block"].to_list()  # the tables say so too, never blank
+    assert shown == ["mixed-size" if bs_bytes is None else format_size(bs_bytes)]
 
 
 def test_units_are_canonical(tmp_path: Path) -> None:

@@ -6,6 +6,7 @@ an imported ACT log, the CLI's exit codes and errors, and the review's QoS secti
 from __future__ import annotations
 
 import json
+import re
 import shutil
 from pathlib import Path
 
@@ -324,6 +325,15 @@ def test_cli_exit_codes_and_profile_errors(
         ("min_iops = 1\nspeed = 2\n", "targets.0.speed"),
         ('min_iops = 1\nselect = { bs = "huge" }\n', "targets.0.select.bs"),
         ("min_iops = 1\nselect = { qd = [32, 1] }\n", "qd: low 32 above high 1"),
+        ("min_iops = 1\nselect = { read_pct = 150 }\n", "read_pct 150 is not within 0 to 100"),
+        ("min_iops = 1\nselect = { qd = -3 }\n", "qd -3 is not within 1 or more"),
+        ("min_iops = inf\n", "targets.0.min_iops: Input should be a finite number"),
+        ("latency_ms = { max = 1e12 }\n", "latency_ms.max: 1e+12 ms is over an hour"),
+        (
+            'latency_ms = { p99 = 5, "p99.9" = 1 }\n',
+            "p99.9 (1 ms) is below p99 (5 ms); a deeper percentile is never faster",
+        ),
+        ('latency_ms = { "p99.99" = 2, max = 1 }\n', "max (1 ms) is below p99.99 (2 ms)"),
     ],
 )
 def test_an_invalid_profile_names_the_file_and_key(tmp_path: Path, body: str, key: str) -> None:
@@ -394,3 +404,19 @@ def test_batch_checks_the_qos_profile_before_rendering(run: Path, tmp_path: Path
     with pytest.raises(InputError, match="no built-in profile of that name"):
         run_batch(run.parent, tmp_path / "site", qos="no-such-profile")
     assert not (tmp_path / "site").exists()
+
+
+def test_a_step_shorter_than_one_log_interval_says_so(tmp_path: Path) -> None:
+    """Histogram logs exist but hold no row (fio writes one per 1 s interval): the verdict is
+    unknown, and says why rather than "no histogram log"."""
+    short = run_suite_text(
+        tmp_path,
+        'name = "short"\n[defaults]\nioengine = "null"\nsize = "64m"\nruntime_s = 0.6\n'
+        '[[steps]]\nname = "r"\nrw = "randread"\n',
+        "short",
+    )
+    assert all(log.stat().st_size == 0 for log in short.glob("steps/*/*_clat_hist.*.log"))
+    verdicts = judge(DriveAnalysis(ssdlab.load(short)), load_profile("act"))
+    (note,) = set(verdicts.filter(pl.col("verdict") == "unknown")["note"])
+    said = r"no histogram-log interval: the step ran 0\.\d+ s, under one log interval \(1 s\)"
+    assert re.fullmatch(said, note)

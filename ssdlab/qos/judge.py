@@ -32,6 +32,7 @@ from ..analysis.drive import DriveAnalysis
 from ..analysis.exceedance import coverage
 from ..analysis.percentiles import fio_percentiles, samples_beyond
 from ..errors import InputError
+from ..fio import LOG_WINDOW_MS
 from ..io.fio_hist import interval_end_ms, interval_stats
 from ..manifest import Manifest
 from ..phrases import workload_phrase
@@ -286,6 +287,20 @@ def _coverage_note(row: dict[str, Any], min_pct: float) -> str | None:
     )
 
 
+def _no_slices(step: dict, kind: str) -> str:
+    """Why a step has no slice to judge: no log, or a run shorter than one log interval."""
+    if kind != "fio":
+        return "no slices recorded"
+    runtime_s = step.get("runtime_s")
+    window_s = LOG_WINDOW_MS / 1000
+    if runtime_s is not None and runtime_s < window_s:
+        return (
+            f"no histogram-log interval: the step ran {runtime_s:g} s, under one log "
+            f"interval ({window_s:g} s)"
+        )
+    return "no histogram log"
+
+
 def _exceedance_rows(
     name: str, rule: Exceedance, steps: list[dict], slices: pl.DataFrame, kind: str
 ) -> list[dict]:
@@ -305,7 +320,7 @@ def _exceedance_rows(
             column = f"pct_over_{threshold:g}ms"
             measured, note, covered, partial = None, None, None, None
             if not mine.height:
-                note = "no histogram log" if kind == "fio" else "no slices recorded"
+                note = _no_slices(step, kind)
             elif column not in mine.columns:
                 note = f"ACT records no share over {threshold:g} ms"
             else:

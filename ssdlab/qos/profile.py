@@ -19,6 +19,7 @@ the ``direction`` it names (default: each direction the step has):
 
 from __future__ import annotations
 
+import itertools
 import re
 from pathlib import Path
 from typing import Annotated, Any, Literal
@@ -55,12 +56,21 @@ def _sizes(value: Any) -> Any:
 
 
 Range = Annotated[tuple[float, float], BeforeValidator(_range)]
+#: the values a selector's ranges can take (a read share in percent; counts from 1)
+SELECTOR_BOUNDS = {
+    "read_pct": (0.0, 100.0),
+    "qd": (1.0, float("inf")),
+    "jobs": (1.0, float("inf")),
+    "iodepth": (1.0, float("inf")),
+}
+#: the longest latency limit (ms) a profile may set: an hour; beyond it a limit says nothing
+MAX_LATENCY_MS = 3_600_000.0
 
 
 class Selector(BaseModel):
     """Which steps a target judges (every key given must match)."""
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", allow_inf_nan=False)
 
     act: bool = False
     pattern: Literal["random", "sequential"] | None = None
@@ -79,10 +89,16 @@ class Selector(BaseModel):
         ]
         if self.act and workload:
             raise ValueError(f"act selects ACT trials; {', '.join(workload)} select fio steps")
-        for key in ("read_pct", "qd", "jobs", "iodepth"):
+        for key, (least, most) in SELECTOR_BOUNDS.items():
             bounds = getattr(self, key)
-            if bounds is not None and bounds[0] > bounds[1]:
+            if bounds is None:
+                continue
+            if bounds[0] > bounds[1]:
                 raise ValueError(f"{key}: low {bounds[0]:g} above high {bounds[1]:g}")
+            if bounds[0] < least or bounds[1] > most:
+                given = f"{bounds[0]:g}" + (f"..{bounds[1]:g}" if bounds[1] != bounds[0] else "")
+                span = f"{least:g} to {most:g}" if most < float("inf") else f"{least:g} or more"
+                raise ValueError(f"{key} {given} is not within {span}")
         return self
 
 
@@ -90,7 +106,7 @@ class Exceedance(BaseModel):
     """ACT's rule: percent of I/Os at or over each threshold (ms), in every slice; judged
     on a fio step whose histogram logs hold ``min_coverage_pct`` of its I/Os."""
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", allow_inf_nan=False)
 
     over_ms: dict[Annotated[float, Field(gt=0)], Annotated[float, Field(ge=0, le=100)]]
     slice_s: Annotated[float, Field(gt=0)] = 1.0
@@ -113,7 +129,7 @@ class Exceedance(BaseModel):
 class Target(BaseModel):
     """One workload's limits."""
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", allow_inf_nan=False)
 
     name: str | None = None
     select: Selector = Selector()
@@ -127,9 +143,18 @@ class Target(BaseModel):
 
     @model_validator(mode="after")
     def _limits(self) -> Target:
-        for key in self.latency_ms:
+        for key, limit in self.latency_ms.items():
             if key != "max" and latency_percentile(key) is None:
                 raise ValueError(f"latency_ms.{key}: not p<percentile> (p99, p99.99) or max")
+            if limit > MAX_LATENCY_MS:
+                raise ValueError(f"latency_ms.{key}: {limit:g} ms is over an hour")
+        ordered = sorted(self.latency_ms.items(), key=lambda kv: _depth(kv[0]))
+        for (shallow, low), (deep, high) in itertools.pairwise(ordered):
+            if high < low:  # a deeper percentile (or the maximum) is never faster
+                raise ValueError(
+                    f"latency_ms: {deep} ({high:g} ms) is below {shallow} ({low:g} ms); a "
+                    "deeper percentile is never faster"
+                )
         if not (self.latency_ms or self.exceedance or self.throughput_limits):
             raise ValueError("sets no limit (latency_ms, min_iops..., exceedance)")
         if self.select.act and (self.latency_ms or self.throughput_limits):
@@ -143,6 +168,11 @@ class Target(BaseModel):
         return {n: v for n in names if (v := getattr(self, n)) is not None}
 
 
+def _depth(key: str) -> float:
+    """How deep a ``latency_ms`` key reaches: its percentile, ``max`` deepest."""
+    return 100.0 if key == "max" else latency_percentile(key) or 0.0
+
+
 def latency_percentile(key: str) -> float | None:
     """The percentile a ``latency_ms`` key names (``p99.99`` -> 99.99); None for ``max`` or
     anything else."""
@@ -153,7 +183,7 @@ def latency_percentile(key: str) -> float | None:
 class Profile(BaseModel):
     """A QoS profile: per-workload targets."""
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", allow_inf_nan=False)
 
     name: str
     description: str
@@ -190,5 +220,6 @@ def load_profile(name_or_path: str | Path | Profile) -> Profile:
         problems = []
         for err in exc.errors():
             loc = ".".join(str(p) for p in err["loc"] if not str(p).startswith("function-"))
-            problems.append(f"{loc or '(top)'}: {' '.join(err['msg'].split())}")
+            message = " ".join(err["msg"].split()).removeprefix("Value error, ")
+            problems.append(f"{loc or '(top)'}: {message}")
         raise InputError(f"{path}: invalid QoS profile: " + "; ".join(problems)) from None
