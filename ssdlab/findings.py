@@ -515,8 +515,10 @@ def rivals(comparison: pl.DataFrame, subject: str, limit: int = 3) -> list[str]:
     phrase or a test), ``measure`` (``IOPS``, ``p99.99 latency``...), ``metric``,
     ``higher_is_better``, ``value`` (the subject's), ``rival_value``; with ``repeats`` and
     ``rival_repeats`` (steps run with ``--repeat``), a difference within the noise of the
-    repeats (:func:`~ssdlab.analysis.repeats.lead`) is neither and is named apart.
-    Differences under 5 % are neither; up to ``limit`` of each, largest first.
+    repeats (:func:`~ssdlab.analysis.repeats.lead`) is neither and is named apart (out of
+    how many, the largest ``limit`` listed); the counts of the other sentences are of the
+    measurements outside the noise. Differences under 5 % are neither; up to ``limit`` of
+    each, largest first.
     """
     sentences = []
     usable = comparison.filter(
@@ -530,13 +532,17 @@ def rivals(comparison: pl.DataFrame, subject: str, limit: int = 3) -> list[str]:
         if rival == subject:
             continue
         rows, noisy = _within_noise(usable.filter(pl.col("rival") == rival))
+        count = _plural(rows.height, "like-for-like measurement")
         if noisy:
+            total = _plural(rows.height + len(noisy), "like-for-like measurement")
+            share = f"{len(noisy)} of its {total}" if rows.height else f"all {total}"
             listed = "; ".join(noisy[:limit])
+            which = f"; the largest {limit} of them" if len(noisy) > limit else ""
             sentences.append(
                 f"Against {rival}, {subject} differs within the noise of the repeats in "
-                f"{_plural(len(noisy), 'like-for-like measurement')} (not significant, "
-                f"neither win nor deficit): {listed}."
+                f"{share} (not significant, neither win nor deficit){which}: {listed}."
             )
+            count += " outside the noise"
         if not rows.height:
             continue
         advantage = (
@@ -555,7 +561,6 @@ def rivals(comparison: pl.DataFrame, subject: str, limit: int = 3) -> list[str]:
         deficits = deficits.filter(per_kind).sort("advantage")
         wins = rows.filter(pl.col("advantage") > MIN_DIFFERENCE).sort("advantage", descending=True)
         wins = wins.filter(per_kind).sort("advantage", descending=True)
-        count = _plural(rows.height, "like-for-like measurement")
         if not deficits.height and not wins.height:
             sentences.append(f"{subject} and {rival} are within 5 % of each other in all {count}.")
             continue
@@ -574,7 +579,7 @@ def rivals(comparison: pl.DataFrame, subject: str, limit: int = 3) -> list[str]:
 def _within_noise(rows: pl.DataFrame) -> tuple[pl.DataFrame, list[str]]:
     """``rows`` of :func:`rivals` without those whose difference lies within the noise of
     both sides' repeats, and those, described (``IOPS in 4K random read at QD1 (20 % ±
-    160 %)``)."""
+    160 %)``), largest difference first."""
     if "repeats" not in rows.columns or "rival_repeats" not in rows.columns:
         return rows, []
     keep, noisy = [], []
@@ -583,10 +588,10 @@ def _within_noise(rows: pl.DataFrame) -> tuple[pl.DataFrame, list[str]]:
         keep.append(found is None or bool(found.significant))
         if not keep[-1] and found is not None:
             what = _what(row["metric"], row.get("measure"))
-            noisy.append(
-                f"{what} in {row['item']} ({found.size_pct:.0f} % ± {found.plus_minus_pct:.0f} %)"
-            )
-    return rows.filter(pl.Series(keep, dtype=pl.Boolean)), noisy
+            size = f"{found.size_pct:.0f} % ± {found.plus_minus_pct:.0f} %"
+            noisy.append((found.size_pct, f"{what} in {row['item']} ({size})"))
+    noisy.sort(key=lambda found: -found[0])
+    return rows.filter(pl.Series(keep, dtype=pl.Boolean)), [text for _, text in noisy]
 
 
 def like_for_like(differences: Iterable[Mapping[str, Any]]) -> list[str]:

@@ -21,6 +21,12 @@ into ``latency_intervals``; the slat/lat logs a result names are only checked to
 nothing is imported from them. Files with log names that no
 result names are read last, only to say what they are; a JSON result among them (a result
 saved under a log's name) is numbered after the others.
+
+fio writes a log per thread; a step none of whose logs of a kind were kept (a tree of JSON
+results alone) simply has none of that kind, but a step that has some of a kind's logs
+and misses others (:func:`~ssdlab.logs.missing_job_logs`) is never summed over the threads
+found: each missing log is a skipped file, and the step's time series (a histogram log: its
+job entry's latency intervals) left out.
 """
 
 from __future__ import annotations
@@ -50,11 +56,13 @@ from .io.text import read_bytes
 from .layout import FRAMES, MANIFEST, frame_file
 from .lock import results_lock
 from .logs import (
+    MISSING_LOG,
     TIMESERIES_KINDS,
     JobLogs,
     LogIndex,
     find_job_logs,
     log_params,
+    missing_job_logs,
 )
 from .manifest import Manifest, StepRecord, new_run_id, now
 from .pipeline import (
@@ -225,6 +233,7 @@ class _Import:
         self.sniffed: dict[str, str] = {}  # path -> json, log, hist or "" (not fio output)
         self.unknown: dict[str, str] = {}  # path -> why it is not fio output
         self.results: list[StepData] = []  # imported steps, numbered as found
+        self.incomplete: set[int] = set()  # steps whose time series are left out
         self.logs = JobLogs()  # read, not yet handed to the worker
         self.params: list[dict] = []
         self.batches: list[tuple[Future[tuple[pl.DataFrame, dict[str, str]]], JobLogs, list]] = []
@@ -286,14 +295,21 @@ class _Import:
                 self._result(path, rows)
 
     def _result(self, path: str, rows: FioRows) -> None:
-        logs = find_job_logs(rows.meta, os.path.dirname(path), self.index)
+        folder = os.path.dirname(path)
+        logs = find_job_logs(rows.meta, folder, self.index)
+        kept = {log.kind for log in logs}  # a kind with no log at all was not kept: no gap
+        missing = [m for m in missing_job_logs(rows.meta, folder, self.index) if m.kind in kept]
         record = StepRecord(
             index=len(self.results) + 1,
             name=_step_name(path, self.dirs),
             status="ok",
             sources=[path] + [log.path for log in logs],
         )
-        self.results.append(StepData(record, rows, logs))
+        self.results.append(StepData(record, rows, logs, missing=missing))
+        for log in missing:
+            if log.kind in TIMESERIES_KINDS:
+                self.skip(log.path, f"{MISSING_LOG}; step {record.name}'s time series left out")
+                self.incomplete.add(record.index)
         ids = {"step_index": record.index}
         self.params += [p | ids for p in log_params(rows.meta, rows.jobs)]
         for log in logs:
@@ -330,9 +346,10 @@ class _Import:
         self.logs, self.params = JobLogs(), []
 
     def timeseries(self) -> pl.DataFrame:
-        """The time series of every batch; bad logs skipped. The worker takes batches from
-        the front, and the main thread, done reading, those it has not started from the
-        back."""
+        """The time series of every batch; bad logs skipped (a measure a thread's bad log
+        misses is null: :func:`~ssdlab.logs.timeseries`), the series of :attr:`incomplete`
+        steps left out. The worker takes batches from the front, and the main thread, done
+        reading, those it has not started from the back."""
         self.submit()
         taken = {}
         for n in reversed(range(len(self.batches))):
@@ -347,7 +364,8 @@ class _Import:
             for path, reason in bad.items():
                 self.skip(path, reason)
             self.partial |= logs.partial
-        return pl.concat(parts) if parts else _series(JobLogs(), [])[0]
+        series = pl.concat(parts) if parts else _series(JobLogs(), [])[0]
+        return series.filter(~pl.col("step_index").is_in(list(self.incomplete)))
 
 
 def import_results(

@@ -32,6 +32,8 @@ MANIFEST = "manifest.json"
 LOCK_FILE = ".ssdlab.lock"
 RESERVE = ".ssdlab.reserve"
 FLEET_FILE = "fleet.json"
+#: the fio servers' temporary directories of a lockstep root (ssdlab.fleet.local)
+SERVERS_RECORD = ".ssdlab-fio-servers"
 ACT_RECORD = "act.json"
 DRIVE_SPEC_NAMES = ("drive.toml", "drive.yaml", "drive.yml")
 STEPS = "steps"

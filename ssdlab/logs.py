@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import os
 import re
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, NamedTuple
@@ -18,6 +18,7 @@ from typing import Any, NamedTuple
 import polars as pl
 
 from .errors import InputError
+from .io.fio_json import AGGREGATE_JOBNAME
 from .io.fio_log import DIRECTION, EPOCH_MS_MIN, LogBatch, LogLayout, per_io_sums
 from .io.text import read_bytes
 
@@ -69,11 +70,15 @@ def job_options(meta: dict[str, Any], job_index: int) -> dict[str, str]:
 
 
 def _threads(meta: dict[str, Any]) -> list[tuple[int, range, str | None]]:
-    """(job_index, fio thread numbers, host) of every job entry, numbered per host."""
+    """(job_index, fio thread numbers, host) of every job entry, numbered per host; not the
+    ``All clients`` entry of a client/server result (a sum, no thread of its own)."""
     hostnames = meta.get("job_hosts") or [None] * len(meta["job_options"])
+    names = meta.get("job_names") or [None] * len(hostnames)
     next_thread: dict[str | None, int] = {}
     out = []
     for index, host in enumerate(hostnames):
+        if names[index] == AGGREGATE_JOBNAME:
+            continue
         opts = job_options(meta, index)
         grouped = opts.get("group_reporting", "0").lower() in _TRUE
         count = int(opts.get("numjobs", "1") or 1) if grouped else 1
@@ -126,14 +131,25 @@ class LogIndex:
         return self._dirs[directory].get((prefix, kind, host), [])
 
 
-def find_job_logs(
-    meta: dict[str, Any], json_dir: str | Path, index: LogIndex | None = None
-) -> list[JobLog]:
-    """The log files of every job of a parsed fio result (its ``meta``), looked up beside its
-    JSON (or at the prefix's own path). Pass one ``index`` when pairing many results."""
-    index = index or LogIndex()
+class _JobLogSet(NamedTuple):
+    """The logs of one kind a job entry asks for: where fio writes them (``directory``,
+    file name ``prefix``), its thread numbers and host, and the (thread, file name) found."""
+
+    job_index: int
+    kind: str
+    threads: range
+    host: str | None
+    directory: str
+    prefix: str
+    found: list[tuple[int, str]]
+    options: dict[str, str]
+
+
+def _job_log_sets(
+    meta: dict[str, Any], json_dir: str | Path, index: LogIndex
+) -> Iterator[_JobLogSet]:
+    """Every (job entry, log kind) of a parsed fio result whose options ask for a log."""
     json_dir = os.path.normpath(json_dir)
-    found = []
     for job_index, threads, host in _threads(meta):
         opts = job_options(meta, job_index)
         for kind, option in LOG_OPTIONS.items():
@@ -148,19 +164,58 @@ def find_job_logs(
             if not logs and os.path.isabs(prefix):  # written on another machine
                 directory = json_dir
                 logs = index.lookup(directory, name, kind, host)
-            base = os.path.join(directory, "")
-            offset = opts.get("log_offset")
-            layout = (
-                None if offset is None else offset.lower() in _TRUE,
-                opts.get("log_window_value", "").lower() == "both",
-            )
-            window = _window_ms(opts)
-            found += [
-                JobLog(f"{base}{name}", kind, job_index, thread, layout, window)
-                for thread, name in logs
-                if thread in threads
-            ]
+            found = [(thread, file) for thread, file in logs if thread in threads]
+            yield _JobLogSet(job_index, kind, threads, host, directory, name, found, opts)
+
+
+def find_job_logs(
+    meta: dict[str, Any], json_dir: str | Path, index: LogIndex | None = None
+) -> list[JobLog]:
+    """The log files of every job of a parsed fio result (its ``meta``), looked up beside its
+    JSON (or at the prefix's own path). Pass one ``index`` when pairing many results."""
+    found = []
+    for wanted in _job_log_sets(meta, json_dir, index or LogIndex()):
+        opts = wanted.options
+        base = os.path.join(wanted.directory, "")
+        offset = opts.get("log_offset")
+        layout = (
+            None if offset is None else offset.lower() in _TRUE,
+            opts.get("log_window_value", "").lower() == "both",
+        )
+        window = _window_ms(opts)
+        found += [
+            JobLog(f"{base}{name}", wanted.kind, wanted.job_index, thread, layout, window)
+            for thread, name in wanted.found
+        ]
     return sorted(found, key=lambda log: (log.job_index, log.kind, log.thread))
+
+
+#: the log kinds ssdlab reads, whose every thread's log must be there (a sum over the
+#: threads found would understate the job)
+READ_KINDS = (*TIMESERIES_KINDS, "clat_hist")
+#: why a thread's log that fio writes is not used
+MISSING_LOG = "missing (fio writes this log for every thread of the job)"
+
+
+def missing_job_logs(
+    meta: dict[str, Any], json_dir: str | Path, index: LogIndex | None = None
+) -> list[JobLog]:
+    """The logs of :data:`READ_KINDS` fio writes for the job entries of a parsed fio result
+    (one per thread: ``<prefix>_<kind>.<thread>.log[.<host>]``) that :func:`find_job_logs`
+    does not find, each named where it was looked for."""
+    missing = []
+    for wanted in _job_log_sets(meta, json_dir, index or LogIndex()):
+        if wanted.kind not in READ_KINDS:
+            continue
+        there = {thread for thread, _ in wanted.found}
+        suffix = f".{wanted.host}" if wanted.host else ""
+        stem = os.path.join(wanted.directory, f"{wanted.prefix}_{wanted.kind}")
+        missing += [
+            JobLog(f"{stem}.{thread}.log{suffix}", wanted.kind, wanted.job_index, thread)
+            for thread in wanted.threads
+            if thread not in there
+        ]
+    return missing
 
 
 @dataclass

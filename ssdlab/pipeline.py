@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable, Iterator, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -28,7 +28,17 @@ from . import layout
 from .errors import InputError
 from .io.fio_json import FioJson, FioRows, fio_frames, parse_fio_json
 from .io.text import read_bytes
-from .logs import JobLog, JobLogs, find_job_logs, job_options, log_params, timeseries
+from .logs import (
+    MISSING_LOG,
+    JobLog,
+    JobLogs,
+    LogIndex,
+    find_job_logs,
+    job_options,
+    log_params,
+    missing_job_logs,
+    timeseries,
+)
 from .manifest import LOADABLE, Manifest, StepRecord
 from .units import percentile_name
 
@@ -88,21 +98,26 @@ class RunContext:
 
 @dataclass
 class StepData:
-    """One step parsed once: its record, fio's JSON rows, the logs its jobs name, and its
-    folder (None for an imported step, whose files are its record's ``sources``)."""
+    """One step parsed once: its record, fio's JSON rows, the logs its jobs name, its
+    folder (None for an imported step, whose files are its record's ``sources``) and the
+    thread logs its jobs ask for that are not there (:func:`~ssdlab.logs.missing_job_logs`:
+    the logs of their kind are then left out, never summed over the threads found)."""
 
     record: StepRecord
     fio: FioRows
     logs: list[JobLog]
     dir: Path | None = None
+    missing: list[JobLog] = field(default_factory=list)
 
 
 def read_step(results_dir: Path, record: StepRecord) -> StepData:
-    """Parse a native step's ``fio.json`` and find its logs."""
+    """Parse a native step's ``fio.json`` and find its logs, and those missing."""
     folder = layout.step_dir(results_dir, record)
     path = folder / layout.FIO_JSON
     rows = parse_fio_json(read_bytes(path), path)
-    return StepData(record, rows, find_job_logs(rows.meta, folder), folder)
+    index = LogIndex()
+    logs = find_job_logs(rows.meta, folder, index)
+    return StepData(record, rows, logs, folder, missing_job_logs(rows.meta, folder, index))
 
 
 def result_jobs(fio: FioJson, path: Path) -> pl.DataFrame:
@@ -264,15 +279,19 @@ def _hist_interval_ms(options: dict[str, str]) -> int:
 def _hist_rows(step: StepData, on_bad: OnBadLog) -> Iterator[tuple[int, pl.DataFrame]]:
     """The bins of every histogram log of a step, tagged with their job entry and interval,
     with the number of bins of their layout. A job entry one of whose logs cannot be read
-    is left out whole (its other threads alone would understate it)."""
-    logs = [log for log in step.logs if log.kind == "clat_hist"]
+    or is missing is left out whole (its other threads alone would understate it)."""
+    broken: set[int] = set()
+    for log in step.missing:
+        if log.kind == "clat_hist":
+            on_bad(step, log.path, MISSING_LOG)
+            broken.add(log.job_index)
+    logs = [log for log in step.logs if log.kind == "clat_hist" and log.job_index not in broken]
     if not logs:
         return
     # imported here, as in _intervals: numpy (~0.1 s) only when a run has histogram logs
     from .io.fio_hist import interval_end_ms, read_fio_hist_log
 
     read: list[tuple[JobLog, pl.DataFrame, int]] = []
-    broken: set[int] = set()
     for log in logs:
         try:
             hist, meta = read_fio_hist_log(log.path)
@@ -321,7 +340,8 @@ def latency_intervals_frame(
     interval holding I/Os ending at one interval (so relative and epoch-time logs agree:
     fio's first row, written one interval after the job began, lands in the tool's second
     interval by its +10 ms rule); ``samples`` the I/Os completed in it. A log that cannot be
-    read is an InputError, or is passed to ``on_bad`` with why (and its job entry left out).
+    read or a thread's log that is missing is an InputError, or is passed to ``on_bad`` with
+    why (and its job entry left out).
     With the id columns (``host`` as in ``summary``)."""
 
     def raise_it(step: StepData, path: str, reason: str) -> None:
@@ -358,7 +378,9 @@ def hist_log_bins_frame(
     once (:data:`HIST_LOG_BINS_SCHEMA`): per step, direction (reads and writes), row time
     (``time_ms`` from the step's first logged row: the logs' epoch milliseconds would cut
     slices at clock boundaries) and bin (of a layout of ``n_bins``), the I/Os of every thread
-    and job summed. Empty for an import (its logs were read when it was imported)."""
+    and job summed. A step one of whose histogram logs cannot be read or is missing is left
+    out, never summed over the threads found (:func:`~ssdlab.results.load` names the file
+    in ``damaged``). Empty for an import (its logs were read when it was imported)."""
     from .io.fio_hist import read_fio_hist_log  # numpy only when a run's logs are judged
 
     frames = []
@@ -366,13 +388,13 @@ def hist_log_bins_frame(
     for record in manifest.steps if manifest.source == "run" else []:
         if record.index not in wanted:
             continue
-        if not (layout.step_dir(results_dir, record) / layout.FIO_JSON).is_file():
+        try:
+            step = read_step(results_dir, record)
+            if any(log.kind == "clat_hist" for log in step.missing):
+                continue
+            logs = [read_fio_hist_log(log.path) for log in step.logs if log.kind == "clat_hist"]
+        except InputError:  # an unreadable fio.json or log: the step is left out
             continue
-        logs = [
-            read_fio_hist_log(log.path)
-            for log in read_step(results_dir, record).logs
-            if log.kind == "clat_hist"
-        ]
         first = min((hist["time_ms"].min() for hist, _ in logs if hist.height), default=0)
         frames += [
             hist.filter(pl.col("direction") != "trim").select(

@@ -13,6 +13,7 @@ is named ``<name>.rep<k>``. :func:`split_repeat` reads a name back.
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable
 
 from .suite import Step, Suite
 
@@ -30,6 +31,18 @@ def split_repeat(name: str) -> tuple[str, int]:
     """``(step name, repeat number)`` of a step name (``qd1.rep3`` -> ``("qd1", 3)``)."""
     found = _SUFFIX.match(name)
     return (found["of"], int(found["k"])) if found else (name, 1)
+
+
+def repeat_counts(names: Iterable[str]) -> dict[str, int]:
+    """How many repeats of each step (by its name without a repeat suffix) ``names`` hold,
+    each name counted once: give a run's planned and recorded step names (its manifest's
+    ``suite_definition`` steps and ``steps``; ``--max-spread`` adds repeats, a run stopped
+    early records fewer) to learn how many repeats of each step it has."""
+    counts: dict[str, int] = {}
+    for name in set(names):
+        of = split_repeat(name)[0]
+        counts[of] = counts.get(of, 0) + 1
+    return counts
 
 
 def measured_step(item: object) -> bool:

@@ -22,6 +22,7 @@ import polars as pl
 
 from . import layout
 from .errors import InputError, SsdlabError
+from .logs import MISSING_LOG, TIMESERIES_KINDS
 from .manifest import Manifest
 from .pipeline import (
     FIO_FRAMES,
@@ -122,7 +123,8 @@ class Results(Frames):
     extra: dict[str, pl.DataFrame] = field(default_factory=dict)
     #: files of a native run that could not be read, each with what was left out because of
     #: it (a step whose ``fio.json`` is unreadable; a step's time series or latency intervals
-    #: when one of its logs is): one line each, ``PATH: reason; what``
+    #: when one of its logs is, or one of the logs fio writes per thread is missing): one
+    #: line each, ``PATH: reason; what``
     damaged: list[str] = field(default_factory=list)
 
     def __getattr__(self, name: str) -> pl.DataFrame:
@@ -155,8 +157,9 @@ def load(results_dir: str | Path) -> Results:
     """Load an ssdlab results directory (a native run or an import) as tidy frames.
 
     Steps whose manifest status is not ``ok`` or ``interrupted`` are left out; the
-    ``status`` column tells interrupted steps apart. A file that cannot be read leaves out
-    only what depends on it and is listed in ``damaged``.
+    ``status`` column tells interrupted steps apart. A file that cannot be read, or a
+    thread's log that is missing, leaves out only what depends on it and is listed in
+    ``damaged``.
     """
     path = Path(results_dir)
     manifest = Manifest.load(path)
@@ -165,8 +168,15 @@ def load(results_dir: str | Path) -> Results:
     damaged: list[str] = []
     steps = native_steps(path, manifest, damaged)
     series, bad = series_of(*step_logs(steps))
+    # a thread's log that is missing counts as one that cannot be read: never partial sums
+    bad |= {
+        log.path: MISSING_LOG
+        for step in steps
+        for log in step.missing
+        if log.kind in TIMESERIES_KINDS
+    }
     if bad:  # an interrupted step with a bad log is left out; an ok one keeps fio's figures
-        owner = {log.path: step.record for step in steps for log in step.logs}
+        owner = {log.path: step.record for step in steps for log in step.logs + step.missing}
         for log, reason in sorted(bad.items(), key=lambda item: owner[item[0]].index):
             if owner[log].status == "ok":
                 damaged.append(f"{log}: {reason}; step {owner[log].name}'s time series left out")

@@ -22,7 +22,7 @@ from . import __version__
 from .atomic import write_error
 from .errors import SsdlabError
 from .fio import fio_version, raise_keyboard_interrupt
-from .layout import LOCK_FILE, MANIFEST, RESERVE
+from .layout import FLEET_FILE, LOCK_FILE, MANIFEST, RESERVE
 from .lock import results_lock
 from .manifest import Manifest, TargetInfo, new_run_id, now
 from .repeat import split_repeat
@@ -114,6 +114,26 @@ def _settings(values: Mapping[str, str] | Collection[str]) -> str:
     return " ".join(sorted(values)) or "none"
 
 
+def check_out(out: Path, *, fleet: bool) -> None:
+    """SsdlabError (one line naming ``out`` and what it holds) when ``out`` holds the other
+    kind of run: a fleet's root (``fleet.json``) for a single run, a single run
+    (``manifest.json``) for a run of several targets or hosts (``fleet``)."""
+    if not fleet and (out / FLEET_FILE).exists():
+        raise SsdlabError(
+            f"--out {out} holds a run of several targets or hosts ({FLEET_FILE}, one results "
+            "directory each), not a single run: use another --out"
+        )
+    if fleet and (out / MANIFEST).exists():
+        try:
+            held = f"a single run of suite {Manifest.load(out).suite!r}"
+        except SsdlabError:
+            held = "a single run"
+        raise SsdlabError(
+            f"--out {out} holds {held} ({MANIFEST}), not a run of several targets or hosts: "
+            "use another --out"
+        )
+
+
 def open_manifest(
     out: Path,
     suite: Suite,
@@ -125,9 +145,11 @@ def open_manifest(
     target_info: TargetInfo | None = None,
 ) -> Manifest:
     """A new manifest for a run of ``suite``, or the one in ``out`` of the run to resume:
-    refused (one line naming every difference) unless it is the same suite as run (with the
-    same fio options opted in to) and, for what is given, the same label, ``--set``
-    overrides (``params``), scale and target."""
+    refused when ``out`` is a fleet's root (:func:`check_out`), and (one line naming every
+    difference) unless it is the same suite as run (with the same fio options opted in to)
+    and, for what is given, the same label, ``--set`` overrides (``params``), scale and
+    target."""
+    check_out(out, fleet=False)
     allowed = list(suite.allowed_fio_options)
     definition = suite.model_dump(mode="json")
     if not (out / MANIFEST).exists():
@@ -193,7 +215,9 @@ def set_up_local(
     or resumed; it refuses another run's), the target prepared, ``ready(manifest)`` (what a
     runner adds), the versions stamped and the manifest saved. The target is released when
     anything after its preparation fails. ``binary`` is fio's (:func:`~ssdlab.fio.fio_binary`,
-    looked up before the guard so that a missing fio creates nothing)."""
+    looked up before the guard so that a missing fio creates nothing); refused when ``out``
+    is a fleet's root (:func:`check_out`)."""
+    check_out(out, fleet=False)
     planned = plan_target(
         target, out, size_bytes=size_bytes, writes=writes, destroy_data=destroy_data
     )

@@ -22,7 +22,13 @@ from conftest import ROOT, ssdlab_cli
 
 from ssdlab.catalog import find_results
 from ssdlab.report import chromium
-from ssdlab.report.batch import ReportJob, ReportOutcome, _review_title, _slug
+from ssdlab.report.batch import (
+    ReportJob,
+    ReportOutcome,
+    _comparison_job,
+    _review_title,
+    _slug,
+)
 from ssdlab.report.renderer import VEGALITE_MIME
 from ssdlab.review.index import reports_section
 
@@ -223,7 +229,11 @@ def test_report_of_a_fleet_root_renders_every_host(tmp_path: Path) -> None:
     per host) renders each host's review and an index, in the directory -o names."""
     root = tmp_path / "rack3"
     shutil.copytree(DEMO, root / "lab1-8765")
-    members = [{"host": "lab1", "port": 8765, "target": "/t", "dir": "lab1-8765"}]
+    members = [  # lab2 failed before it wrote anything: the index lists it all the same
+        {"host": "lab1", "port": 8765, "target": "/t", "dir": "lab1-8765", "status": "complete"},
+        {"host": "lab2", "port": 8765, "target": "/t", "dir": "lab2-8765", "status": "failed"}
+        | {"error": "fio on lab2:8765 exited with status 1: No space left on device"},
+    ]
     (root / "fleet.json").write_text(
         json.dumps({"suite": "quick", "members": members, "aggregate": []})
     )
@@ -234,4 +244,19 @@ def test_report_of_a_fleet_root_renders_every_host(tmp_path: Path) -> None:
     assert "root of a fleet run (1 host): rendering its review and an index" in proc.stderr
     assert (index.parent / "lab1-8765.html").is_file()
     assert not list(index.parent.glob("*.executed.ipynb"))  # kept only on request
-    assert "Fleet run rack3: suite quick on 1 host" in index.read_text()
+    failed = "lab2:8765 /t failed: fio on lab2:8765 exited with status 1: No space left on device"
+    text = " ".join(BeautifulSoup(index.read_text(), "html.parser").get_text(" ").split())
+    assert f"Fleet run rack3: suite quick on 2 hosts (1 did not complete: {failed})" in text
+    assert f"lab2:8765 /t (lab2-8765) failed: no results to review ({failed[13:]})" in text
+
+
+def test_titles_name_the_fleet_members_that_did_not_complete(tmp_path: Path) -> None:
+    """A member that failed says so in its review's title and in the comparison's: its
+    missing steps are no difference between drives."""
+    assert _review_title(DEMO, "failed: lost the connection") == (
+        f"{_review_title(DEMO)} (failed: lost the connection)"
+    )
+    job = _comparison_job([DEMO, DEMO], tmp_path, [("lab2:8765 /t", "failed: lost it")])
+    assert job.title and job.title.endswith(
+        " (lab2:8765 /t failed: lost it: steps missing there are no difference between drives)"
+    )

@@ -84,7 +84,9 @@ def _fleet_root(root: Path, hosts: list[str]) -> list[Path]:
     for host in hosts:
         shutil.copytree(DEMO, root / host)
         dirs.append(root / host)
-    members = [{"host": h, "port": 8765, "target": "/t", "dir": h} for h in hosts]
+    members = [
+        {"host": h, "port": 8765, "target": "/t", "dir": h, "status": "complete"} for h in hosts
+    ]
     (root / "fleet.json").write_text(
         json.dumps({"suite": "quick", "members": members, "aggregate": []})
     )

@@ -205,3 +205,43 @@ def test_a_run_given_twice_is_said_and_never_leads_itself(runs: dict[str, Path])
     scores = cmp.analysis.scores
     assert scores.group_by("test", "drive").len()["len"].max() == 1
     assert pl.Series(cmp.names).n_unique() == 2
+
+
+def test_the_counts_of_a_rivals_sentences_agree_with_what_they_list() -> None:
+    """8 measurements against one rival, 5 within the noise of the repeats: the noise
+    sentence says 5 of 8 and lists the largest 3, the others count the 3 outside it."""
+    noisy = [([100.0 + k, 60.0, 140.0], [104.0, 62.0 + k, 150.0]) for k in range(5)]
+    clear = [([100.0, 100.1, 99.9], [200.0 + k, 200.1, 199.9]) for k in range(3)]
+    rows = [
+        {
+            "rival": "Drive A",
+            "item": f"4K random read at QD{n + 1}",
+            "measure": "IOPS",
+            "metric": "IOPS",
+            "higher_is_better": True,
+            "value": sorted(mine)[1],
+            "rival_value": sorted(theirs)[1],
+            "repeats": mine,
+            "rival_repeats": theirs,
+        }
+        for n, (mine, theirs) in enumerate(noisy + clear)
+    ]
+    noise, deficits, wins = findings.rivals(pl.DataFrame(rows), "Drive B")
+    head = (
+        "Against Drive A, Drive B differs within the noise of the repeats in 5 of its 8 "
+        "like-for-like measurements (not significant, neither win nor deficit); the largest "
+        "3 of them: "
+    )
+    assert noise.startswith(head) and noise.count(" in 4K random read at QD") == 3
+    sizes = [float(m) for m in re.findall(r"\((\d+) % ±", noise)]
+    assert sizes == sorted(sizes, reverse=True)
+    assert deficits.startswith("Against Drive A, Drive B's largest deficits: ")
+    assert wins == (
+        "Against Drive A, Drive B has no win over 5 % (3 like-for-like measurements outside "
+        "the noise)."
+    )
+    (everything,) = findings.rivals(pl.DataFrame(rows[:2]), "Drive B")
+    assert " in all 2 like-for-like measurements (not significant, neither win nor deficit): " in (
+        everything
+    )
+    assert everything.count(" in 4K random read at QD") == 2

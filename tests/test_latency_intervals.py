@@ -21,7 +21,7 @@ from polars.testing import assert_frame_equal
 import ssdlab
 from ssdlab.importer import import_results
 from ssdlab.io.fio_hist import interval_stats, parser_bin_values
-from ssdlab.pipeline import INTERVAL_PERCENTILES
+from ssdlab.pipeline import INTERVAL_PERCENTILES, hist_log_bins_frame
 
 TOOL = Path("/usr/share/doc/fio/fiologparser_hist.py.gz")
 SUITE = """
@@ -167,6 +167,46 @@ def test_a_bad_log_of_a_completed_step_is_named_and_only_its_intervals_left_out(
     )
     assert damaged.latency_intervals.is_empty() and not whole.latency_intervals.is_empty()
     assert_frame_equal(damaged.summary, whole.summary)  # fio's own figures are all kept
+
+
+def test_a_missing_thread_log_leaves_out_what_it_would_understate(
+    run: Path, tmp_path: Path
+) -> None:
+    """fio writes a log per thread and kind: with thread 2's iops and histogram logs gone,
+    a native run names both and leaves out the step's time series and latency intervals
+    (never one thread's sums), QoS slices get no bins, fio's own figures are all kept; an
+    import of the same files skips both as missing and sums nothing either."""
+    copy = tmp_path / "run"
+    shutil.copytree(run, copy)
+    step = _step_dir(copy)
+    gone = [step / "fio_iops.2.log", step / "fio_clat_hist.2.log"]
+    for log in gone:
+        log.unlink()
+    whole, damaged = ssdlab.load(run), ssdlab.load(copy)
+    assert not whole.damaged and not whole.timeseries.is_empty()
+    missing = "missing (fio writes this log for every thread of the job)"
+    assert damaged.damaged == [
+        f"{gone[0]}: {missing}; step randrw-2jobs's time series left out",
+        f"{gone[1]}: {missing}; step randrw-2jobs's latency intervals left out",
+    ]
+    assert damaged.timeseries.is_empty() and damaged.latency_intervals.is_empty()
+    assert_frame_equal(damaged.summary, whole.summary)  # fio's own figures are all kept
+    steps = [record.index for record in whole.manifest.steps]
+    assert not hist_log_bins_frame(run, whole.manifest, steps).is_empty()
+    assert hist_log_bins_frame(copy, damaged.manifest, steps).is_empty()
+
+    report = import_results([step], tmp_path / "imported")
+    skipped = {s.path: s.reason for s in report.skipped}
+    assert skipped[gone[0]] == f"{missing}; step fio's time series left out"
+    assert skipped[gone[1]] == missing
+    imported = ssdlab.load(tmp_path / "imported")
+    assert imported.timeseries.is_empty() and imported.latency_intervals.is_empty()
+    assert imported.summary.height == whole.summary.height
+    # a tree of fio's JSON alone kept no log of any kind: nothing is missing, nothing summed
+    bare = tmp_path / "bare"
+    bare.mkdir()
+    shutil.copy(step / "fio.json", bare)
+    assert not import_results([bare], tmp_path / "bare-import").skipped
 
 
 @settings(max_examples=60, deadline=None)

@@ -23,8 +23,9 @@ from ssdlab.fleet import FleetFailed, load_fleet
 from ssdlab.fleet.hosts import local_targets
 from ssdlab.fleet.local import local_servers
 from ssdlab.fleet.targets import run_targets
+from ssdlab.layout import SERVERS_RECORD
 from ssdlab.lock import results_lock
-from ssdlab.report.batch import parent_of_runs
+from ssdlab.report.batch import fleet_title, parent_of_runs
 from ssdlab.review.compare import load_comparison
 from ssdlab.suite import load_suite
 
@@ -47,6 +48,10 @@ name = "randread"
 rw = "randread"
 ioengine = "null"
 """
+
+
+#: one step of 1 s
+ONE_STEP = SUITE.split("[[steps]]")[0] + '[[steps]]\nname = "fill"\nrw = "write"\nbs = "64k"\n'
 
 
 def _said(text: str, output: str) -> bool:
@@ -214,6 +219,19 @@ def test_a_failing_target_does_not_stop_the_others(tmp_path: Path) -> None:
     assert fleet.members["error"].is_null().to_list() == [False, True]
     assert fleet.members["status"].to_list()[1] == "complete"
     assert ssdlab.load(fleet.results_dirs[1]).summary["iops"].min() > 0
+    state = fleet.states()[0][2]  # what the index of its reports and 'summary' say
+    assert state.startswith(f"failed: {busy} is in use")
+    title = fleet_title(tmp_path / "out", fleet.results_dirs[1:])
+    assert title.startswith("Fleet run out: suite multi-tiny on 2 targets (1 did not complete: ")
+    assert f"{files[0]} {state}" in title
+    summary = ssdlab_cli("summary", tmp_path / "out")
+    assert summary.returncode == 1 and summary.stdout == ""
+    assert _said(f"{busy} (no results): {files[0]}, {state}", summary.stderr)
+    assert _said(f"{fleet.results_dirs[1]}: {files[1]}, complete", summary.stderr)
+    assert _said(
+        f"summarise one target's results with 'ssdlab summary {fleet.results_dirs[1]}'",
+        summary.stderr,
+    )
 
 
 def test_a_target_listed_twice_is_refused(tmp_path: Path) -> None:
@@ -264,3 +282,97 @@ def test_every_device_must_be_named(mode: str, loops: Loops, tmp_path: Path) -> 
             destroy_data=name,
         )
     assert (_digest(first), _digest(second)) == (one, two)
+
+
+def test_any_path_a_single_target_takes_and_no_other_run_in_out(tmp_path: Path) -> None:
+    """Targets with a blank, a non-ASCII letter and a ``:`` run in lockstep as a single
+    ``--target`` runs them (``:`` escaped in the job file), each results directory a safe
+    name. The root then refuses a single run and a member's directory (a single run) refuses
+    a run of several targets or hosts, by a run and by a plan, with nothing written; a plan
+    refuses a target fio cannot take before printing anything."""
+    files = [tmp_path / "a b.bin", tmp_path / "ü:x.bin"]
+    out = tmp_path / "out"
+    suite = _suite(tmp_path, ONE_STEP)
+    args = ["run", suite, "--out", out, "--smart", "none"]
+    proc = ssdlab_cli(*args, "--target", files[0], "--target", files[1])
+    assert proc.returncode == 0, proc.stderr
+    dirs = load_fleet(out).results_dirs
+    assert [d.name for d in dirs] == [local.dir for local in local_targets(files)]
+    assert all(d.name.isascii() and " " not in d.name and ":" not in d.name for d in dirs)
+    for d, file in zip(dirs, files, strict=True):
+        assert _manifest(d)["status"] == "complete" and _manifest(d)["target"]["path"] == str(file)
+    job = (dirs[1] / "steps" / "001-fill" / "job.fio").read_text()
+    assert f"filename={tmp_path}/ü\\:x.bin\n" in job
+
+    single = tmp_path / "s.bin"
+    for command in ("run", "plan"):
+        proc = ssdlab_cli(command, *args[1:], "--target", single)
+        assert proc.returncode == 1
+        assert _said(
+            f"--out {out} holds a run of several targets or hosts (fleet.json", proc.stderr
+        )
+    assert not (out / "manifest.json").exists() and not (out / "steps").exists()
+    assert not single.exists()
+    member = [suite, "--out", dirs[0], "--smart", "none"]
+    for command, where in (
+        ("run", ["--target", tmp_path / "c.bin", "--target", single]),
+        ("plan", ["--target", tmp_path / "c.bin", "--target", single]),
+        ("run", ["--hosts", "localhost"]),
+    ):
+        proc = ssdlab_cli(command, *member, *where)
+        assert proc.returncode == 1
+        assert _said(
+            f"--out {dirs[0]} holds a single run of suite 'multi-tiny' (manifest.json), not a "
+            "run of several targets or hosts",
+            proc.stderr,
+        )
+    assert not (dirs[0] / "fleet.json").exists()
+
+    for bad, said in ((tmp_path / "a$b.bin", "it holds '$'"), (files[0], "is listed twice")):
+        proc = ssdlab_cli("plan", *args[1:], "--target", files[0], "--target", bad)
+        assert proc.returncode == 1 and proc.stdout == "" and _said(said, proc.stderr)
+
+
+def test_servers_left_by_a_killed_run_are_removed_by_the_next(tmp_path: Path) -> None:
+    """A run killed outright (SIGKILL) leaves its servers' directory, listed in its root; the
+    next run of that root removes it, and keeps one a process still works in."""
+    targets = local_targets([tmp_path / "a.bin"])
+    root, tmpdir = tmp_path / "root", tmp_path / "tmp"
+    root.mkdir()
+    tmpdir.mkdir()
+    killed = subprocess.run(
+        [
+            sys.executable,
+            "-c",
+            "import os, signal, sys\n"
+            "from pathlib import Path\n"
+            "from ssdlab.fleet.hosts import local_targets\n"
+            "from ssdlab.fleet.local import local_servers\n"
+            "with local_servers(local_targets(sys.argv[2:]), Path(sys.argv[1])):\n"
+            "    os.kill(os.getpid(), signal.SIGKILL)\n",
+            root,
+            tmp_path / "a.bin",
+        ],
+        env={**os.environ, "TMPDIR": str(tmpdir)},
+        check=False,
+    )
+    assert killed.returncode == -signal.SIGKILL
+    (left,) = tmpdir.iterdir()
+    assert (root / SERVERS_RECORD).read_text() == f"{left}\n"
+    _wait_for(lambda: _processes_under(left) == [], "the killed run's server to die")
+    busy = tmpdir / "ssdlab-fio-busy"
+    busy.mkdir()
+    (root / SERVERS_RECORD).write_text(f"{left}\n{busy}\n")
+    worker = subprocess.Popen(["sleep", "60"], cwd=busy)
+    try:
+        with local_servers(targets, root) as served:
+            assert not left.exists() and busy.is_dir()
+            now = str(Path(served[0].socket).parent)
+            assert (root / SERVERS_RECORD).read_text() == f"{busy}\n{now}\n"
+    finally:
+        worker.kill()
+        worker.wait()
+    assert (root / SERVERS_RECORD).read_text() == f"{busy}\n"
+    with local_servers(targets, root):
+        assert not busy.exists()
+    assert not (root / SERVERS_RECORD).exists()

@@ -550,3 +550,36 @@ def test_a_percentile_lead_is_judged_against_the_noise(repeated: Path, second: P
     else:  # lower latency leads
         faster, slower = (names[0], names[1]) if a.mean() < b.mean() else (names[1], names[0])
         assert sentence.startswith(f"{faster} leads {slower} by ")
+
+
+def test_repeats_whose_first_is_left_out_still_count_as_its_repeats(
+    repeated: Path, tmp_path: Path
+) -> None:
+    """Repeat 1 of the mix step loses its fio.json: its two other repeats stay its repeats
+    (its median, its interval), and the repeatability section says how many it has."""
+    from ssdlab.review.repeats import repeat_rows, repeatability_section
+
+    copy = tmp_path / "run"
+    shutil.copytree(repeated, copy)
+    record = ssdlab.load(copy).manifest.record("randrw-4k")
+    assert record is not None and record.dir is not None
+    (copy / "steps" / record.dir / "fio.json").unlink()
+    results = ssdlab.load(copy)
+    assert [line.endswith("step randrw-4k left out") for line in results.damaged] == [True]
+    steps = per_step(results.summary)
+    survivors = steps.filter(_of("randrw-4k")).group_by("step_index").agg(pl.col("iops").sum())
+    assert survivors.height == 2
+    lower = survivors.sort("iops", "step_index")["step_index"][0]  # the lower middle of two
+    chosen = median_repeats(steps).filter(pl.col("step") == "randrw-4k")
+    assert chosen["step_index"].unique().to_list() == [lower]
+    drive = DriveAnalysis(results)
+    assert "randrw-4k.rep2" not in drive.steps["step"].to_list()
+    rows = repeat_rows(drive)
+    assert rows["step"].to_list() == ["randread-4k", "randwrite-4k", "randread-4k-qd2", "randrw-4k"]
+    mix = rows.row(3, named=True)
+    expected = interval(survivors["iops"].to_list())
+    assert mix["repeats"] == 2 and mix["median"] == pytest.approx(expected.median)
+    findings = repeatability_section(drive).findings
+    assert findings[0].startswith("4 steps ran 3 times each (interleaved).")
+    assert "its median repeat by IOPS" in findings[0]
+    assert findings[1].endswith(": 4K random 70/30 at QD1 (randrw-4k): 2 of 3 repeats.")

@@ -358,7 +358,9 @@ def test_one_unreadable_file_leaves_out_only_what_depends_on_it(tmp_path: Path) 
     assert loaded.summary.row(0) == whole.summary.row(0)  # fio's figures of the step kept
     assert loaded.timeseries.is_empty() and not whole.timeseries.is_empty()
     said = setup_section(DriveAnalysis(loaded)).findings  # and the review says so
-    assert [s for s in said if s.startswith("Left out, as a file could not be read")] == [
-        f"Left out, as a file could not be read: {line.removeprefix('warning: ')}."
+    assert [
+        s for s in said if s.startswith("Left out, as a file is missing or could not be read")
+    ] == [
+        f"Left out, as a file is missing or could not be read: {line.removeprefix('warning: ')}."
         for line in warned
     ]

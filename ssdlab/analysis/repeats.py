@@ -172,8 +172,11 @@ _WORKLOAD = ("rw", "bs_bytes", "iodepth", "numjobs", "rwmixread")
 
 def with_repeats(steps: pl.DataFrame) -> pl.DataFrame:
     """``steps`` with ``repeat_of`` (the step's name without its repeat suffix) and
-    ``repeat`` (1 for a step that was not repeated). A name with a repeat suffix counts as
-    a repeat only when the step it names ran the same workload."""
+    ``repeat`` (1 for a step that was not repeated). The steps of one name without its
+    suffix are one step's repeats whichever of them are there (repeat 1 may have been left
+    out, its ``fio.json`` unreadable): those that ran the workload of the lowest repeat
+    there, when that is repeat 1 or when two or more of them ran it. A name with a repeat
+    suffix is its own step otherwise (a step merely named ``x.rep2``)."""
     parts = [split_repeat(name) for name in steps["step"].to_list()]
     marked = steps.with_columns(
         repeat_of=pl.Series([p[0] for p in parts], dtype=pl.String),
@@ -181,11 +184,15 @@ def with_repeats(steps: pl.DataFrame) -> pl.DataFrame:
     )
     if marked["repeat"].max() in (None, 1):
         return marked
-    keys = [*run_keys(marked), *(c for c in _WORKLOAD if c in marked.columns)]
-    firsts = marked.filter(pl.col("repeat") == 1).select(*keys, "step").unique()
-    real = marked.join(
-        firsts.rename({"step": "repeat_of"}), on=[*keys, "repeat_of"], how="semi", nulls_equal=True
-    )["step"]
+    group = [*run_keys(marked), "repeat_of"]
+    keys = [*group, *(c for c in _WORKLOAD if c in marked.columns)]
+    named = marked.select(*keys, "repeat", "step").unique()
+    first = named.sort("repeat").unique(group, keep="first").drop("step")
+    same = named.join(first.drop("repeat"), on=keys, how="semi", nulls_equal=True)
+    same = same.join(first.select(*group, lowest="repeat"), on=group, nulls_equal=True)
+    real = same.filter((pl.col("lowest") == 1) | (pl.col("step").n_unique().over(group) > 1))[
+        "step"
+    ]
     mine = pl.col("step").is_in(real.implode()) | (pl.col("repeat") == 1)
     return marked.with_columns(
         repeat_of=pl.when(mine).then("repeat_of").otherwise("step"),

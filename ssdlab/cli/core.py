@@ -129,7 +129,8 @@ def run(
             min=1,
             max=100,
             help="Run every measured step this many times, interleaved; the review reports "
-            "each by its median repeat with a 95 % interval.",
+            "each by its median repeat by IOPS (one fio run) with a 95 % interval of each "
+            "figure.",
         ),
     ] = 1,
     max_spread: Annotated[
@@ -372,8 +373,11 @@ def summary(
     from rich.console import Console
 
     from .. import load
+    from ..report.batch import parent_of_runs
     from ..tables import summary_table
 
+    if parent := parent_of_runs(results_dir):
+        _refuse_parent(results_dir, *parent)
     results = load(results_dir)
     for line in results.damaged:  # what could not be read, and what it leaves out
         stderr().print(escape(f"warning: {line}"), soft_wrap=True, highlight=False)
@@ -409,6 +413,36 @@ def summary(
             output.write_text(text)
         else:
             sys.stdout.write(text)
+
+
+def _refuse_parent(path: Path, what: str, dirs: list[Path]) -> typing.NoReturn:
+    """Why ``summary`` of a directory holding results directories summarises none: their
+    list (a fleet's members with their states), then the command for one of them."""
+    from ..fleet import load_fleet
+    from ..fleet.store import MODES
+    from ..layout import FLEET_FILE, MANIFEST
+
+    lines = []
+    if what == "fleet":
+        fleet = load_fleet(path)
+        noun = "host" if fleet.mode == "hosts" else "target"
+        lines.append(
+            f"{path} holds a run {MODES.get(fleet.mode, fleet.mode)} ({FLEET_FILE}), one "
+            f"results directory per {noun}:"
+        )
+        for name, directory, state in fleet.states():
+            held = "" if directory in dirs else " (no results)"
+            lines.append(f"  {directory}{held}: {name}, {state}")
+        kind = f"a fleet's root, not a results directory: summarise one {noun}'s results"
+    else:
+        lines.append(
+            f"{path} holds {plural(len(dirs), 'results directory', 'results directories')}:"
+        )
+        lines += [f"  {directory}" for directory in dirs]
+        kind = f"not a results directory (no {MANIFEST}): summarise one"
+    for line in lines:
+        stderr().print(escape(line), soft_wrap=True, highlight=False)
+    raise SsdlabError(f"{path} is {kind} with 'ssdlab summary {dirs[0] if dirs else 'DIR'}'")
 
 
 @app.command("import")

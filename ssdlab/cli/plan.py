@@ -8,6 +8,7 @@ no manifest); the job files it checks live in a temporary directory.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -20,6 +21,7 @@ from . import stderr
 if TYPE_CHECKING:
     from rich.console import Console
 
+    from ..fleet.hosts import LocalTarget
     from ..manifest import TargetInfo
     from ..suite import Step, Suite
 
@@ -125,10 +127,14 @@ def plan_run(
     from rich.console import Console
 
     from ..fio import fio_binary, fio_version, pinned_clocksource
+    from ..fleet.hosts import local_targets, parse_hosts
     from ..runner import check_fits, check_job_files, default_file_size
     from ..sysinfo import host_info
 
     binary = fio_binary()
+    # a target refused (listed twice, a path fio cannot take) before the plan is printed
+    listed = parse_hosts(hosts) if hosts else []
+    several = local_targets(targets) if len(targets) > 1 else []
     out_console = Console(width=200, highlight=False)
     lines = [
         f"suite {suite.name}: {suite.description.splitlines()[0] if suite.description else ''}"
@@ -151,9 +157,12 @@ def plan_run(
     problems: list[str] = []
     size = target_size or default_file_size(suite, scale)
     if hosts:
-        from ..fleet import parse_hosts
+        from ..fleet.store import fleet_token
 
-        listed = parse_hosts(hosts)
+        try:
+            fleet_token(out, suite, listed, "hosts")
+        except SsdlabError as exc:
+            problems.append(str(exc))
         out_console.print(
             f"on {plural(len(listed), 'host')} (fio servers are not contacted by a plan):"
         )
@@ -168,7 +177,7 @@ def plan_run(
             problems,
             suite,
             out,
-            targets,
+            several,
             targets_mode,
             size=size,
             label=label,
@@ -228,11 +237,12 @@ def _resumes(
 ) -> None:
     """Say whether ``out`` holds this run (it resumes), or note why it cannot."""
     from ..layout import MANIFEST
-    from ..session import open_manifest
+    from ..session import check_out, open_manifest
 
-    if not (out / MANIFEST).exists():
-        return
     try:
+        check_out(out, fleet=False)  # a fleet's root holds no single run
+        if not (out / MANIFEST).exists():
+            return
         manifest = open_manifest(out, suite, label, None, **given)
     except SsdlabError as exc:
         problems.append(str(exc))
@@ -251,7 +261,7 @@ def _plan_targets(
     problems: list[str],
     suite: Suite,
     out: Path,
-    targets: list[Path],
+    listed: Sequence[LocalTarget],
     mode: str,
     *,
     size: int,
@@ -263,12 +273,11 @@ def _plan_targets(
     """The plan of several targets of this machine: each one's results directory, checks
     (judged as the run judges them; one problem per target) and state; returns the path the
     job files are checked with."""
-    from ..fleet.hosts import THIS_MACHINE, judge_targets, local_targets
+    from ..fleet.hosts import THIS_MACHINE, judge_targets
     from ..fleet.local import planned_local
     from ..fleet.store import fleet_token
     from ..runner import check_fits
 
-    listed = local_targets(targets)
     how = {
         "lockstep": "in lockstep (each step starts on every target together)",
         "sequence": "in sequence (the whole suite on each target in turn)",

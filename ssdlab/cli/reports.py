@@ -101,8 +101,8 @@ def report(
         noun = "host" if load_fleet(root).mode == "hosts" else "target"
         stderr().print(
             escape(
-                f"{root} is the root of a fleet run ({plural(len(dirs), noun)}): rendering "
-                f"{what} and an index into {out_dir}"
+                f"{root} is the root of a fleet run ({plural(len(dirs), noun)}): "
+                f"rendering {what} and an index into {out_dir}"
             ),
             soft_wrap=True,
             highlight=False,

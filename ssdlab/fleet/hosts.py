@@ -33,6 +33,7 @@ from pathlib import Path
 
 from ..devices import CONFIRM_OPTION, check_readable, check_writable
 from ..errors import InputError, SsdlabError
+from ..fio_options import check_target
 from ..layout import FLEET_FILE, POWER_DIR
 from ..manifest import TargetInfo
 from ..target import refuse_new_file_in_dev
@@ -132,11 +133,13 @@ class LocalTarget(Host):
 
 def local_targets(paths: Sequence[str | Path], where: str = "--target") -> list[LocalTarget]:
     """The targets of a run of several on this machine: each made absolute and normalised
-    (symlinks are resolved when judged), each results directory named after its path (a
+    (symlinks are resolved when judged), each results directory named after its path with
+    every run of other characters than letters, digits, ``.`` and ``_`` made one ``-`` (a
     short hash of the path added where two would share a name, or one would be a name the
     run's root uses itself). InputError when a target is listed twice, by another path too
-    (a symlink or hard link to it, another node of the same device)."""
-    normal = [_target(os.path.abspath(str(p)), where) for p in paths]
+    (a symlink or hard link to it, another node of the same device), or is no path a single
+    ``--target`` may be (:func:`~ssdlab.fio_options.check_target`)."""
+    normal = [_local_path(str(p), where) for p in paths]
     seen: dict[object, str] = {}
     for path in normal:
         keys = _identities(path)
@@ -154,6 +157,17 @@ def local_targets(paths: Sequence[str | Path], where: str = "--target") -> list[
         for slug, path in zip(slugs, normal, strict=True)
     ]
     return [LocalTarget(target=path, dir=d) for path, d in zip(normal, dirs, strict=True)]
+
+
+def _local_path(text: str, where: str) -> str:
+    """A target of this machine made absolute and normalised; InputError unless it is a
+    path a single ``--target`` may be (:func:`~ssdlab.fio_options.check_target`)."""
+    path = posixpath.normpath(re.sub("/+", "/", os.path.abspath(text)))
+    try:
+        check_target(path)
+    except SsdlabError as exc:
+        raise InputError(f"{where}: {exc}") from None
+    return path
 
 
 def _identities(path: str) -> list[object]:
@@ -293,7 +307,12 @@ def _judge_local(host: Host, path: str, writes: bool, confirmed: set[str]) -> Ta
     server = "" if local else f"{host.server}: "
     where = ("" if local else f"{host.server} ") + path
     where += f" (resolves to {real})" if real != path else ""
-    if not _SAFE_PATH.match(real):
+    if local:  # what a single --target may be; a host list's paths are stricter
+        try:
+            check_target(real)
+        except SsdlabError as exc:
+            raise SsdlabError(f"{where}: {exc}") from None
+    elif not _SAFE_PATH.match(real):
         raise SsdlabError(f"{where}: a path may hold only letters, digits and . _ + @ - /")
     try:
         mode: int | None = os.stat(real).st_mode

@@ -15,8 +15,9 @@ for a socket that is the socket's path and fio's default port, so the client is 
 socket named like the host in its working directory (the step's directory), which makes every
 file it writes the same as a direct connection's. That is only possible for a server on fio's
 default port, and for the servers of this machine's targets (``--target`` repeated), whose
-client already connects through a link in the step's directory; other servers, and servers that speak a protocol version whose ``jobs_eta``
-layout ssdlab does not know, run without live rates (the step's time-based progress).
+client already connects through a link in the step's directory; other servers, and servers
+that speak a protocol version whose ``jobs_eta`` layout ssdlab does not know, run without
+live rates (the step's time-based progress).
 """
 
 from __future__ import annotations

@@ -14,6 +14,10 @@ its server's socket in the step's directory (:class:`SocketLink`), which fio's J
 names ``localhost``. A member is a target of this machine, so its manifest has this
 machine's facts, its target is prepared (a file created or grown with data, ``--purge``) as
 by a local run, and SMART snapshots are taken of each device (:func:`local_fleet_hook`).
+
+The servers die with ssdlab, even when it is killed outright (SIGKILL), but their directory
+is then left behind: the run's root lists it (:data:`~ssdlab.layout.SERVERS_RECORD`), and
+the next run of that root removes it once no process uses it.
 """
 
 from __future__ import annotations
@@ -22,19 +26,23 @@ import contextlib
 import copy
 import os
 import platform
+import re
 import select
 import shutil
 import signal
 import socket
+import stat
 import subprocess
 import tempfile
 import time
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 
+from ..atomic import write_text_atomic
 from ..errors import SsdlabError
 from ..execute import FleetHook, RunHook
 from ..fio import die_with_parent, fio_binary, pinned_clocksource
+from ..layout import SERVERS_RECORD
 from ..manifest import Manifest, StepRecord, TargetInfo
 from ..sysinfo import host_info
 from ..target import plan_target, prepare_target, purge
@@ -46,6 +54,9 @@ START_TIMEOUT_S = 10.0
 STOP_TIMEOUT_S = 5.0
 #: the longest path a Unix socket may have (Linux ``sun_path``, its final NUL excluded)
 MAX_SOCKET_PATH = 107
+#: the servers' private directory (under TMPDIR), holding ``N.sock`` and ``N.log`` only
+SERVERS_PREFIX = "ssdlab-fio-"
+_SERVER_FILE = re.compile(r"[0-9]+\.(sock|log)")
 
 
 def _children(pid: int) -> list[int]:
@@ -138,14 +149,74 @@ def _start(binary: str, directory: str, index: int, target: LocalTarget) -> subp
     return proc
 
 
+def _in_use(directory: Path) -> bool:
+    """Whether a process works in ``directory`` or names it on its command line (a fio
+    server, or a job it started)."""
+    for proc in Path("/proc").iterdir():
+        with contextlib.suppress(OSError):
+            cwd = os.readlink(proc / "cwd")
+            if Path(cwd).is_relative_to(directory):
+                return True
+            if str(directory).encode() in (proc / "cmdline").read_bytes():
+                return True
+    return False
+
+
+def _ours(directory: Path) -> bool:
+    """Whether ``directory`` is a servers' directory of this user that no process uses (a
+    server, or a job it started, works in it): named as :func:`local_servers` names them,
+    holding nothing but sockets and server logs."""
+    try:
+        st = directory.lstat()
+        files = [p.name for p in directory.iterdir()] if stat.S_ISDIR(st.st_mode) else [""]
+    except OSError:
+        return False
+    return (
+        directory.is_absolute()
+        and directory.name.startswith(SERVERS_PREFIX)
+        and st.st_uid == os.getuid()
+        and all(_SERVER_FILE.fullmatch(name) for name in files)
+        and not _in_use(directory)
+    )
+
+
+def _remove_stale(record: Path) -> list[str]:
+    """Remove the servers' directories ``record`` names, left behind by runs killed outright
+    (their servers die with them; see :func:`_ours`); the ones still in use are returned, to
+    be removed by a later run."""
+    try:
+        listed = record.read_text(encoding="utf-8").split("\n")
+    except FileNotFoundError:
+        return []
+    except (OSError, UnicodeDecodeError):
+        listed = []
+    kept = []
+    for line in filter(None, listed):
+        directory = Path(line)
+        if _ours(directory):
+            shutil.rmtree(directory, ignore_errors=True)
+        elif directory.is_dir():
+            kept.append(line)
+    return kept
+
+
 @contextlib.contextmanager
-def local_servers(targets: Sequence[LocalTarget]) -> Iterator[list[LocalTarget]]:
+def local_servers(
+    targets: Sequence[LocalTarget], root: Path | None = None
+) -> Iterator[list[LocalTarget]]:
     """A fio server for each target, each target served by its own; every server, and what
-    it runs, is stopped when the block ends, however it ends."""
+    it runs, is stopped when the block ends, however it ends. With the run's ``root`` (its
+    guard held), the servers' directory is listed in ``root/``
+    :data:`~ssdlab.layout.SERVERS_RECORD` while they run, and those that runs killed outright
+    left there are removed first."""
     binary = fio_binary()
-    directory = tempfile.mkdtemp(prefix="ssdlab-fio-")  # mode 0700
+    record = root / SERVERS_RECORD if root is not None else None
+    kept = _remove_stale(record) if record is not None else []
+    directory = tempfile.mkdtemp(prefix=SERVERS_PREFIX)  # mode 0700
     procs: list[subprocess.Popen[bytes]] = []
     try:
+        if record is not None:
+            write_text_atomic(record, "".join(f"{d}\n" for d in [*kept, directory]))
         if len(os.path.join(directory, f"{len(targets)}.sock")) > MAX_SOCKET_PATH:
             raise SsdlabError(
                 f"the temporary directory {directory} has too long a path for a Unix socket: "
@@ -160,6 +231,10 @@ def local_servers(targets: Sequence[LocalTarget]) -> Iterator[list[LocalTarget]]
         for proc in procs:
             _stop(proc)
         shutil.rmtree(directory, ignore_errors=True)
+        if record is not None and kept:
+            write_text_atomic(record, "".join(f"{d}\n" for d in kept))
+        elif record is not None:
+            record.unlink(missing_ok=True)
 
 
 def local_info(fio: str) -> ServerInfo:

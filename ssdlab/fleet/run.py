@@ -47,6 +47,7 @@ target, and ``fleet.json`` says ``mode: lockstep``.
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import socket
 import threading
@@ -265,6 +266,7 @@ def run_fleet(
     hooks: Sequence[RunHook] = (),
     console: Console | None = None,
     purge_first: bool = False,
+    guarded: bool = False,
 ) -> Fleet:
     """Run ``suite`` on every host at once, one results directory per host and target under
     ``out_root``; re-running with the same hosts and targets continues each host at its
@@ -282,7 +284,9 @@ def run_fleet(
 
     ``hosts`` may instead be targets of this machine, each served (:mod:`.local`): judged,
     prepared and purged (``purge_first``) as by a local run, with SMART snapshots of each
-    device (:func:`~ssdlab.fleet.local.local_fleet_hook`).
+    device (:func:`~ssdlab.fleet.local.local_fleet_hook`). ``guarded``: the caller holds
+    ``out_root``'s guard (:func:`~ssdlab.session.guard_run`), as a run of targets of this
+    machine does while their servers run.
     """
     if not hosts:
         raise SsdlabError("no hosts to run on")
@@ -295,7 +299,8 @@ def run_fleet(
     fleet_hooks = [  # refusals before anything runs
         local_fleet_hook(hook, out_root) if local else hook.on_fleet(out_root) for hook in hooks
     ]
-    with guard_run(out_root, f"{'lockstep' if local else 'fleet'} run"):
+    what = f"{mode} run" if local else "fleet run"
+    with contextlib.nullcontext() if guarded else guard_run(out_root, what):
         token = fleet_token(out_root, suite, hosts, mode)
         manifests = {
             h.dirname: open_manifest(

@@ -23,6 +23,7 @@ from ..errors import InputError, SsdlabError
 from ..layout import FLEET_FILE
 from ..manifest import Manifest, now
 from ..results import load
+from ..session import check_out
 from ..suite import Suite
 from .aggregate import all_clients
 from .gate import SuiteOrder
@@ -53,6 +54,23 @@ class Fleet:
     def results_dirs(self) -> list[Path]:
         """Each host and target's results directory (for reports and comparisons)."""
         return [self.path / d for d in self.members["dir"]]
+
+    def states(self) -> list[tuple[str, Path, str]]:
+        """Each member's name (``host:port /target``, or a target of this machine's path),
+        results directory and state: ``complete``, or what kept it from completing
+        (``failed: ERROR``, ``unreachable: ERROR``, ``interrupted``, ...)."""
+        return [
+            (_member_name(m), self.path / m["dir"], _state(m))
+            for m in self.members.iter_rows(named=True)
+        ]
+
+
+def _state(member: dict[str, Any]) -> str:
+    """A stored member's state (see :meth:`Fleet.states`)."""
+    status, error = member.get("status") or "unknown", member.get("error")
+    if not error:
+        return str(status)
+    return f"{'unreachable' if status == 'unreachable' else 'failed'}: {error}"
 
 
 def load_fleet(root: str | Path) -> Fleet:
@@ -124,8 +142,9 @@ def _member_name(member: dict[str, Any]) -> str:
 
 def fleet_token(root: Path, suite: Suite, hosts: Sequence[Host], mode: str = "hosts") -> str:
     """The default files' token of the fleet in ``root``, new for a new fleet; SsdlabError
-    when ``root`` holds a fleet of another suite, hosts or targets, or run in another
-    ``mode``."""
+    when ``root`` holds a single run (:func:`~ssdlab.session.check_out`), or a fleet of
+    another suite, hosts or targets, or run in another ``mode``."""
+    check_out(root, fleet=True)
     path = root / FLEET_FILE
     if not path.exists():
         return secrets.token_hex(8)

@@ -83,7 +83,7 @@ def run_targets(
             max_repeats=max_repeats,
         )
     check_mode(mode, max_spread_pct)
-    with local_servers(targets) as served:
+    with guard_run(out_root, "lockstep run"), local_servers(targets, out_root) as served:
         return run_fleet(
             suite,
             served,
@@ -97,6 +97,7 @@ def run_targets(
             hooks=hooks(),
             console=console,
             purge_first=purge_first,
+            guarded=True,
         )
 
 

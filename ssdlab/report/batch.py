@@ -187,11 +187,25 @@ def run_batch(
     if not dirs:
         raise InputError(f"{root}: no ssdlab results directory found (no {MANIFEST} below it)")
     out_dir.mkdir(parents=True, exist_ok=True)
+    unfinished = {d: (name, state) for name, d, state in _fleet_states(root) if state != "complete"}
+    states = {d: state for d, (_, state) in unfinished.items()}
     reviews = [
         ReportJob(
-            "review", (d,), out_dir / f"{_slug(d, root)}.html", title=_review_title(d), qos=qos
+            "review",
+            (d,),
+            out_dir / f"{_slug(d, root)}.html",
+            title=_review_title(d, states.get(d, "")),
+            qos=qos,
         )
         for d in dirs
+    ]
+    missing = [  # a fleet's members that left no results: listed in the index as failed
+        ReportOutcome(
+            ReportJob("review", (d,), out_dir / f"{_slug(d, root)}.html", title=name),
+            error=f"no results to review ({state})",
+        )
+        for d, (name, state) in unfinished.items()
+        if d not in dirs
     ]
     total = len(reviews) + (len(reviews) >= 2) + 1
 
@@ -212,7 +226,10 @@ def run_batch(
             return pool.submit(_render_in_worker, job, pdf, figures_for(job))
 
         # the comparison of every run goes first (the longest report) and overlaps the reviews
-        comparison = submit(_comparison_job(dirs, out_dir)) if len(dirs) >= 2 else None
+        def compare(runs: Sequence[Path]) -> ReportJob:
+            return _comparison_job(runs, out_dir, [unfinished[d] for d in runs if d in unfinished])
+
+        comparison = submit(compare(dirs)) if len(dirs) >= 2 else None
         for future in as_completed([submit(job) for job in reviews]):
             finished(future.result())
         if comparison is not None:
@@ -220,7 +237,7 @@ def run_batch(
             ok = {o.job.inputs[0] for o in done if o.ok}
             rendered = [d for d in dirs if d in ok]
             if not outcome.ok and len(rendered) < len(dirs):  # compare the runs that rendered
-                job = _comparison_job(rendered, out_dir)
+                job = compare(rendered)
                 outcome = (
                     submit(job).result()
                     if len(rendered) >= 2
@@ -229,7 +246,9 @@ def run_batch(
             finished(outcome)
     order = {d: i for i, d in enumerate(dirs)}
     reports = sorted(done, key=lambda o: (o.job.kind != "review", order.get(o.job.inputs[0], 0)))
-    index = _render_index(reports, out_dir, root, title or f"ssdlab reports: {root.resolve().name}")
+    index = _render_index(
+        reports + missing, out_dir, root, title or f"ssdlab reports: {root.resolve().name}"
+    )
     finished(index)
     return BatchResult(reports, index)
 
@@ -258,32 +277,59 @@ def parent_of_runs(path: Path) -> tuple[str, list[Path]] | None:
     return ("tree", dirs) if dirs else None
 
 
+def _fleet_states(root: Path) -> list[tuple[str, Path, str]]:
+    """The members of the fleet rooted at ``root`` with their states
+    (:meth:`~ssdlab.fleet.store.Fleet.states`); none when ``root`` is no fleet's root."""
+    from ..fleet import load_fleet
+    from ..layout import FLEET_FILE
+
+    if not (root / FLEET_FILE).is_file():
+        return []
+    try:
+        return load_fleet(root).states()
+    except SsdlabError:
+        return []
+
+
 def fleet_title(root: Path, dirs: Sequence[Path]) -> str:
-    """The index title of a fleet root's reports."""
+    """The index title of a fleet root's reports: the suite, the members, and each member
+    that did not complete with its state (``failed: ERROR``)."""
     from ..console import plural
     from ..fleet import load_fleet
 
     try:
         suite = Manifest.load(dirs[0]).suite if dirs else None
-        noun = "host" if load_fleet(root).mode == "hosts" else "target"
+        fleet = load_fleet(root)
+        noun, count = ("host" if fleet.mode == "hosts" else "target"), fleet.members.height
+        unfinished = [f"{name} {state}" for name, _, state in fleet.states() if state != "complete"]
     except SsdlabError:
-        suite, noun = None, "member"
+        suite, noun, count, unfinished = None, "member", len(dirs), []
     what = f"suite {suite} on " if suite else ""
-    return f"Fleet run {root.resolve().name}: {what}{plural(len(dirs), noun)}"
+    status = f" ({len(unfinished)} did not complete: {'; '.join(unfinished)})" if unfinished else ""
+    return f"Fleet run {root.resolve().name}: {what}{plural(count, noun)}{status}"
 
 
-def _review_title(results_dir: Path) -> str | None:
+def _review_title(results_dir: Path, state: str = "") -> str | None:
+    """A review's title; a fleet member that did not complete says its ``state``."""
     try:
-        return review_title(Manifest.load(results_dir))
+        title = review_title(Manifest.load(results_dir))
     except SsdlabError:
         return None  # the review will fail and say why
+    return f"{title} ({state})" if state else title
 
 
-def _comparison_job(dirs: Sequence[Path], out_dir: Path) -> ReportJob:
+def _comparison_job(
+    dirs: Sequence[Path], out_dir: Path, unfinished: Sequence[tuple[str, str]] = ()
+) -> ReportJob:
+    """The comparison of ``dirs``; its title names the ``unfinished`` fleet members (name,
+    state), whose missing steps are their failure, not a difference between drives."""
     try:
         title = f"Comparison: {comparison_title(display_names([Manifest.load(d) for d in dirs]))}"
     except SsdlabError:
         title = None  # the comparison will fail and say why
+    if title and unfinished:
+        states = "; ".join(f"{name} {state}" for name, state in unfinished)
+        title += f" ({states}: steps missing there are no difference between drives)"
     return ReportJob("comparison", tuple(dirs), out_dir / f"{COMPARISON}.html", title=title)
 
 

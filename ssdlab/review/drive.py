@@ -74,7 +74,10 @@ def setup_section(drive: DriveAnalysis) -> Section:
             f"The target was preconditioned by {len(fills)} size-based write step(s) "
             f"({written} written) before the measurements."
         )
-    damaged = [f"Left out, as a file could not be read: {line}." for line in drive.results.damaged]
+    damaged = [
+        f"Left out, as a file is missing or could not be read: {line}."
+        for line in drive.results.damaged
+    ]
     return Section(sentences + _interrupted(summary) + damaged, parts)
 
 
@@ -134,7 +137,13 @@ def consistency_section(drive: DriveAnalysis) -> Section:
     if not runs:
         return Section(
             missing="No performance consistency run: it needs a random-write step with at "
-            f"least {MIN_CONSISTENCY_WINDOWS} per-second IOPS windows."
+            f"least {MIN_CONSISTENCY_WINDOWS} per-second IOPS windows"
+            + (
+                " (a step's time series was left out, as a log is missing or unreadable: see "
+                "the set-up section)."
+                if any(line.endswith("time series left out") for line in drive.results.damaged)
+                else "."
+            )
         )
     sentences, parts = [], []
     rows = []

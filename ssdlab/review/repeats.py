@@ -20,6 +20,7 @@ from ..analysis.repeats import (
 from ..charts import ACCENT, WIDTH, axis
 from ..findings import count
 from ..phrases import rephrase
+from ..repeat import repeat_counts, split_repeat
 from ..tables import format_interval, format_latency, format_number, format_unit
 from ..units import MB
 from .section import Section, table
@@ -50,7 +51,8 @@ def _in_suite_order(figures: pl.DataFrame, drive: DriveAnalysis) -> pl.DataFrame
 
 
 def repeat_rows(drive: DriveAnalysis) -> pl.DataFrame:
-    """Per repeated measured step: its workload, ``metric`` (IOPS or MB/s), ``repeats``,
+    """Per repeated measured step: ``step`` (its name without a repeat suffix), its workload,
+    ``metric`` (IOPS or MB/s), ``repeats``,
     ``median``, ``lo95``, ``hi95`` (in that metric) and ``spread_pct``; the steps a step's
     directions add up to one figure, as the review's headline figures do."""
     if not drive.steps.height:
@@ -65,6 +67,7 @@ def repeat_rows(drive: DriveAnalysis) -> pl.DataFrame:
         return pl.when(mbs).then(pl.col(f"bw_bytes_s_{stat}") / MB).otherwise(f"iops_{stat}")
 
     return rows.select(
+        pl.col("repeat_of").alias("step"),
         "workload",
         "metric",
         "repeats",
@@ -155,6 +158,31 @@ def _chart(rows: pl.DataFrame) -> Any:
     )
 
 
+def planned_repeats(drive: DriveAnalysis) -> dict[str, int]:
+    """How many repeats each step of the run has, left out ones included: the names its
+    suite definition planned and its manifest recorded (:func:`~ssdlab.repeat.repeat_counts`)."""
+    manifest = drive.results.manifest
+    planned = (manifest.suite_definition or {}).get("steps", [])
+    names = [str(s["name"]) for s in planned if isinstance(s, dict) and "name" in s]
+    return repeat_counts(names + [record.name for record in manifest.steps])
+
+
+def _short(drive: DriveAnalysis, planned: dict[str, int]) -> list[str]:
+    """``<workload> (<step>): k of n repeats`` of each repeated measured step some of whose
+    repeats are not among its results (one failed, or its ``fio.json`` could not be read),
+    in suite order."""
+    labels = dict(_labels(drive).select("step", "workload").iter_rows())
+    found: dict[str, list[str]] = {}
+    for name in drive.every_repeat.sort("step_index")["step"].unique(maintain_order=True):
+        found.setdefault(split_repeat(name)[0], []).append(name)
+    short = []
+    for step, names in found.items():
+        label = next((labels[n] for n in [step, *names] if n in labels), None)
+        if label is not None and len(names) < planned.get(step, 1):
+            short.append(f"{rephrase(label)} ({step}): {len(names)} of {planned[step]} repeats")
+    return short
+
+
 def repeatability_section(drive: DriveAnalysis) -> Section:
     """Each repeated step's median, 95 % interval and spread; steps whose repeats spread
     more than :data:`SPREAD_LIMIT_PCT` are named."""
@@ -164,14 +192,22 @@ def repeatability_section(drive: DriveAnalysis) -> Section:
             missing="No repeated steps: run with --repeat N to measure the run-to-run noise "
             "of every figure."
         )
-    sentences = []
-    low, high = rows["repeats"].min(), rows["repeats"].max()
+    planned = planned_repeats(drive)
+    ran = [max(planned.get(step, n), n) for step, n in rows.select("step", "repeats").iter_rows()]
+    low, high = min(ran), max(ran)
     times = f"{high} times each" if low == high else f"{low} to {high} times"
     wide = rows.filter(pl.col("spread_pct") > SPREAD_LIMIT_PCT)
-    sentences.append(
-        f"{count(rows.height, 'step')} ran {times} (interleaved); each figure of this "
-        "review is its median repeat, one real fio run."
-    )
+    sentences = [
+        f"{count(rows.height, 'step')} ran {times} (interleaved). Elsewhere in this review a "
+        "repeated step is shown by its median repeat by IOPS: one real fio run, whose other "
+        "figures (latency percentiles too) are that run's own, not their medians; the tables "
+        "here give each figure's own median over the repeats."
+    ]
+    if short := _short(drive, planned):
+        sentences.append(
+            "Not every repeat is among the results (a repeat that failed or could not be "
+            f"read is left out): {'; '.join(short)}."
+        )
     for row in wide.sort("spread_pct", descending=True).head(3).iter_rows(named=True):
         sentences.append(
             f"{rephrase(row['workload'])} spread {row['spread_pct']:.1f} % over "
