@@ -69,17 +69,21 @@ DEFAULT_FILE_BYTES = 2**30
 OnError = Literal["stop", "continue"]
 
 
-def _needs(step: Step, target_bytes: int | None = None) -> int | None:
-    """Bytes of the target a step's jobs reach (:func:`fio_options.furthest_byte`); None
-    when fio keeps them inside the target or a share of a target not known yet decides."""
-    return fio_options.furthest_byte(step, target_bytes)
+def ready_run(manifest: Manifest, purge_first: bool) -> None:
+    """A new run's last preparation of its target: purged with ``purge_first``, fio's
+    clocksource pinned; a resumed run (steps recorded) keeps how it started."""
+    assert manifest.target is not None
+    if not manifest.steps:
+        if purge_first:
+            manifest.purge = purge(manifest.target)
+        manifest.fio_clocksource = pinned_clocksource(manifest.host)
 
 
 def default_file_size(suite: Suite, scale: float = 1.0) -> int:
     """Bytes a file target needs: the largest absolute size + offset of any step (``suite``
     is already scaled), or 1 GiB x ``scale`` when every step works on a share (``75%``) of
     the target, which scaling leaves as it is."""
-    needs = [n for s in suite.all_steps() if (n := _needs(s)) is not None]
+    needs = [n for s in suite.all_steps() if (n := fio_options.furthest_byte(s, None)) is not None]
     return max(needs, default=int(DEFAULT_FILE_BYTES * scale))
 
 
@@ -98,7 +102,7 @@ def check_fits(suite: Suite, target: TargetInfo) -> None:
     if target.size_bytes is None:
         return
     for step in suite.all_steps():
-        needs = _needs(step, target.size_bytes)
+        needs = fio_options.furthest_byte(step, target.size_bytes)
         if needs is not None and needs > target.size_bytes:
             reach = (
                 "offset + offset_increment x (numjobs - 1) + size"
@@ -607,11 +611,7 @@ def run_suite(
         return manifest
 
     def ready(manifest: Manifest) -> None:
-        assert manifest.target is not None
-        if not manifest.steps and purge_first:
-            manifest.purge = purge(manifest.target)
-        if not manifest.steps:  # a resumed run keeps timing itself the way it started
-            manifest.fio_clocksource = pinned_clocksource(manifest.host)
+        ready_run(manifest, purge_first)
 
     with guard_run(out, "run"):
         manifest = set_up_local(

@@ -11,7 +11,7 @@ from ..pipeline import hist_log_bins_frame
 from ..results import Results
 from .latency import percentile_curves, qos_choice
 from .load import sweep_steps
-from .repeats import median_repeats
+from .repeats import median_repeats, percentile_intervals, power_figures
 from .steps import per_step, with_summary_columns
 from .tails import ConsistencyRun, consistency_runs
 from .workloads import Mixes, classify, fill_steps, mix_points, qd_points
@@ -87,6 +87,18 @@ class DriveAnalysis:
     def qos(self) -> pl.DataFrame:
         """The steps the latency figures show (:func:`qos_choice`)."""
         return qos_choice(self.classified)
+
+    @cached_property
+    def repeat_percentiles(self) -> pl.DataFrame:
+        """Median and 95 % interval of each latency percentile of the :attr:`qos` steps over
+        their repeats (:func:`~.repeats.percentile_intervals`); empty without repeats."""
+        return percentile_intervals(self.qos, self.every_repeat)
+
+    @cached_property
+    def repeat_power(self) -> pl.DataFrame:
+        """Median and 95 % interval of the repeated steps' power and efficiency
+        (:func:`~.repeats.power_figures`); empty without repeats or power."""
+        return power_figures(self.results.power, self.every_repeat)
 
     @cached_property
     def percentiles(self) -> pl.DataFrame | None:

@@ -289,6 +289,11 @@ def _own(family: socket.AddressFamily, address: tuple) -> bool:
     return True
 
 
+def confirmed_names(destroy_data: str | None) -> set[str]:
+    """The names ``--destroy-data`` gives, comma-separated."""
+    return {c.strip() for c in (destroy_data or "").split(",") if c.strip()}
+
+
 def confirmed_name(
     device: str, serial: str | None, confirmed: set[str], host: str = ""
 ) -> str | None:
@@ -363,7 +368,7 @@ def judge_targets(
     default file named by ``destroy_data`` (comma-separated ``HOST:PATH`` or ``PATH``; a /dev
     path also by its kernel name). ``token`` names the default files.
     """
-    confirmed = {c.strip() for c in (destroy_data or "").split(",") if c.strip()}
+    confirmed = confirmed_names(destroy_data)
     targets: dict[Host, TargetInfo] = {}
     seen: dict[str, Host] = {}
     unconfirmed = []

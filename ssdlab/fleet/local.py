@@ -41,11 +41,12 @@ from pathlib import Path
 from ..atomic import write_text_atomic
 from ..errors import SsdlabError
 from ..execute import FleetHook, RunHook
-from ..fio import die_with_parent, fio_binary, pinned_clocksource
+from ..fio import die_with_parent, fio_binary
 from ..layout import SERVERS_RECORD
 from ..manifest import Manifest, StepRecord, TargetInfo
+from ..runner import ready_run
 from ..sysinfo import host_info
-from ..target import plan_target, prepare_target, purge
+from ..target import plan_target, prepare_target
 from .hosts import LOCAL_LINK, THIS_MACHINE, LocalTarget
 from .probe import ServerInfo
 
@@ -273,10 +274,7 @@ def ready_local(
     manifest.target = prepare_target(
         Path(judged.path), out, size_bytes=size_bytes, writes=writes, planned=judged
     )
-    if not manifest.steps:  # a resumed run keeps its purge and its clocksource
-        if purge_first:
-            manifest.purge = purge(manifest.target)
-        manifest.fio_clocksource = pinned_clocksource(manifest.host)
+    ready_run(manifest, purge_first)
 
 
 class SocketLink(RunHook):

@@ -34,7 +34,14 @@ from ..runner import OnError, check_fits, default_file_size, run_suite
 from ..session import guard_run, open_manifest
 from ..suite import Suite
 from .gate import SuiteOrder
-from .hosts import THIS_MACHINE, LocalTarget, confirmed_name, judge_targets, local_targets
+from .hosts import (
+    THIS_MACHINE,
+    LocalTarget,
+    confirmed_name,
+    confirmed_names,
+    judge_targets,
+    local_targets,
+)
 from .local import local_servers, planned_local
 from .run import FleetFailed, failures, run_fleet
 from .store import Fleet, fleet_token, load_fleet, member_entry, write_fleet
@@ -155,7 +162,7 @@ def _sequence(
             check_fits(
                 suite, planned_local(judged[t], out_root / t.dir, size_bytes=size, writes=writes)
             )
-        confirmed = {c.strip() for c in (destroy_data or "").split(",") if c.strip()}
+        confirmed = confirmed_names(destroy_data)
         errors: dict[str, str] = {}
 
         def manifest(target: LocalTarget) -> Manifest:

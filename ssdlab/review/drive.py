@@ -16,7 +16,7 @@ from ..act.latency import ACT_LIMITS
 from ..analysis.drive import DriveAnalysis
 from ..analysis.endurance import jesd219_steps
 from ..analysis.pts import wsat_steps
-from ..analysis.repeats import LATENCY_PERCENTILES, percentile_intervals, with_intervals
+from ..analysis.repeats import LATENCY_PERCENTILES, with_intervals
 from ..analysis.tails import MIN_CONSISTENCY_WINDOWS
 from ..tables import (
     drive_facts,
@@ -296,7 +296,7 @@ def latency_section(drive: DriveAnalysis) -> Section:
         return Section(missing="No latency figures: the run has no measured read or write step.")
     chosen, curves = drive.qos, drive.percentiles
     parts: list[Any] = []
-    intervals = percentile_intervals(chosen, drive.every_repeat)
+    intervals = drive.repeat_percentiles
     if curves is not None and curves.height:
         parts.append(charts.latency_percentiles(curves, chosen["series"].to_list(), intervals))
     ios = pl.col("io_bytes") / pl.col("bs_bytes")

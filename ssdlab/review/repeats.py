@@ -11,8 +11,6 @@ from ..analysis.drive import DriveAnalysis
 from ..analysis.repeats import (
     LATENCY_PERCENTILES,
     POWER_FIGURES,
-    percentile_intervals,
-    power_figures,
     repeat_figures,
     step_totals,
     with_repeats,
@@ -104,7 +102,7 @@ def power_repeats_table(drive: DriveAnalysis) -> Any | None:
     """Average power and efficiency of the repeated measured steps: the median over the
     repeats and its 95 % interval (:func:`~ssdlab.analysis.repeats.power_figures`); None
     without repeats or power."""
-    figures = power_figures(drive.results.power, drive.every_repeat)
+    figures = drive.repeat_power
     if not figures.height:
         return None
     rows = _in_suite_order(figures, drive)
@@ -232,7 +230,7 @@ def repeatability_section(drive: DriveAnalysis) -> Section:
         .alias("95 % interval"),
         pl.col("spread_pct").round(1).alias("Spread (%)"),
     )
-    percentiles = percentile_intervals(drive.qos, drive.every_repeat)
+    percentiles = drive.repeat_percentiles
     widest = percentiles.filter(pl.col("lo95_ns") > 0).sort(
         pl.col("hi95_ns") / pl.col("lo95_ns"), descending=True
     )
