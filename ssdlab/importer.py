@@ -24,7 +24,7 @@ saved under a log's name) is numbered after the others.
 
 fio writes a log per thread; a step none of whose logs of a kind were kept (a tree of JSON
 results alone) simply has none of that kind, but a step that has some of a kind's logs
-and misses others (:func:`~ssdlab.logs.missing_job_logs`) is never summed over the threads
+and misses others (:func:`~ssdlab.logs.job_logs`) is never summed over the threads
 found: each missing log is a skipped file, and the step's time series (a histogram log: its
 job entry's latency intervals) left out.
 """
@@ -60,9 +60,8 @@ from .logs import (
     TIMESERIES_KINDS,
     JobLogs,
     LogIndex,
-    find_job_logs,
+    job_logs,
     log_params,
-    missing_job_logs,
 )
 from .manifest import Manifest, StepRecord, new_run_id, now
 from .pipeline import (
@@ -296,9 +295,9 @@ class _Import:
 
     def _result(self, path: str, rows: FioRows) -> None:
         folder = os.path.dirname(path)
-        logs = find_job_logs(rows.meta, folder, self.index)
+        logs, gaps = job_logs(rows.meta, folder, self.index)
         kept = {log.kind for log in logs}  # a kind with no log at all was not kept: no gap
-        missing = [m for m in missing_job_logs(rows.meta, folder, self.index) if m.kind in kept]
+        missing = [m for m in gaps if m.kind in kept]
         record = StepRecord(
             index=len(self.results) + 1,
             name=_step_name(path, self.dirs),

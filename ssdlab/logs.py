@@ -173,7 +173,25 @@ def find_job_logs(
 ) -> list[JobLog]:
     """The log files of every job of a parsed fio result (its ``meta``), looked up beside its
     JSON (or at the prefix's own path). Pass one ``index`` when pairing many results."""
-    found = []
+    return job_logs(meta, json_dir, index)[0]
+
+
+#: the log kinds ssdlab reads, whose every thread's log must be there (a sum over the
+#: threads found would understate the job)
+READ_KINDS = (*TIMESERIES_KINDS, "clat_hist")
+#: why a thread's log that fio writes is not used
+MISSING_LOG = "missing (fio writes this log for every thread of the job)"
+
+
+def job_logs(
+    meta: dict[str, Any], json_dir: str | Path, index: LogIndex | None = None
+) -> tuple[list[JobLog], list[JobLog]]:
+    """The log files of every job of a parsed fio result (:func:`find_job_logs`), and the
+    logs of :data:`READ_KINDS` fio writes for its job entries (one per thread:
+    ``<prefix>_<kind>.<thread>.log[.<host>]``) that are not there, each named where it was
+    looked for; one walk of the job entries."""
+    found: list[JobLog] = []
+    missing: list[JobLog] = []
     for wanted in _job_log_sets(meta, json_dir, index or LogIndex()):
         opts = wanted.options
         base = os.path.join(wanted.directory, "")
@@ -187,24 +205,6 @@ def find_job_logs(
             JobLog(f"{base}{name}", wanted.kind, wanted.job_index, thread, layout, window)
             for thread, name in wanted.found
         ]
-    return sorted(found, key=lambda log: (log.job_index, log.kind, log.thread))
-
-
-#: the log kinds ssdlab reads, whose every thread's log must be there (a sum over the
-#: threads found would understate the job)
-READ_KINDS = (*TIMESERIES_KINDS, "clat_hist")
-#: why a thread's log that fio writes is not used
-MISSING_LOG = "missing (fio writes this log for every thread of the job)"
-
-
-def missing_job_logs(
-    meta: dict[str, Any], json_dir: str | Path, index: LogIndex | None = None
-) -> list[JobLog]:
-    """The logs of :data:`READ_KINDS` fio writes for the job entries of a parsed fio result
-    (one per thread: ``<prefix>_<kind>.<thread>.log[.<host>]``) that :func:`find_job_logs`
-    does not find, each named where it was looked for."""
-    missing = []
-    for wanted in _job_log_sets(meta, json_dir, index or LogIndex()):
         if wanted.kind not in READ_KINDS:
             continue
         there = {thread for thread, _ in wanted.found}
@@ -215,7 +215,7 @@ def missing_job_logs(
             for thread in wanted.threads
             if thread not in there
         ]
-    return missing
+    return sorted(found, key=lambda log: (log.job_index, log.kind, log.thread)), missing
 
 
 @dataclass

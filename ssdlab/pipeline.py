@@ -32,11 +32,9 @@ from .logs import (
     MISSING_LOG,
     JobLog,
     JobLogs,
-    LogIndex,
-    find_job_logs,
+    job_logs,
     job_options,
     log_params,
-    missing_job_logs,
     timeseries,
 )
 from .manifest import LOADABLE, Manifest, StepRecord
@@ -100,7 +98,7 @@ class RunContext:
 class StepData:
     """One step parsed once: its record, fio's JSON rows, the logs its jobs name, its
     folder (None for an imported step, whose files are its record's ``sources``) and the
-    thread logs its jobs ask for that are not there (:func:`~ssdlab.logs.missing_job_logs`:
+    thread logs its jobs ask for that are not there (:func:`~ssdlab.logs.job_logs`:
     the logs of their kind are then left out, never summed over the threads found)."""
 
     record: StepRecord
@@ -115,9 +113,8 @@ def read_step(results_dir: Path, record: StepRecord) -> StepData:
     folder = layout.step_dir(results_dir, record)
     path = folder / layout.FIO_JSON
     rows = parse_fio_json(read_bytes(path), path)
-    index = LogIndex()
-    logs = find_job_logs(rows.meta, folder, index)
-    return StepData(record, rows, logs, folder, missing_job_logs(rows.meta, folder, index))
+    logs, missing = job_logs(rows.meta, folder)
+    return StepData(record, rows, logs, folder, missing)
 
 
 def result_jobs(fio: FioJson, path: Path) -> pl.DataFrame:
