@@ -43,19 +43,24 @@ from . import __version__
 from .analysis.fleet_endurance import drive_endurance, model_endurance
 from .atomic import write_bytes_atomic
 from .errors import InputError, SsdlabError
-from .layout import MANIFEST
+from .layout import (
+    CATALOG_DATABASE,
+    CATALOG_DIR,
+    CATALOG_EMPTY,
+    MANIFEST,
+    SMART_HISTORY,
+    cached_frame,
+    cached_frames,
+    catalog_frames,
+    frame_file,
+)
 from .results import FRAME_BUILDERS, Results, load
 from .telemetry.history import FRAME as HISTORY
-from .telemetry.history import RECORD as HISTORY_RECORD
 from .telemetry.history import SCHEMA as HISTORY_SCHEMA
 from .telemetry.history import scan_smart_history
 
-CATALOG_DIR = ".ssdlab-catalog"
-DATABASE = "catalog.duckdb"
 #: the layout of the cached frames; a change rebuilds every cache
 CATALOG_FORMAT = 2
-#: the file in each frame's folder holding its columns (no rows), so that it has a view
-EMPTY = "_empty.parquet"
 #: the ``runs`` view: one row per results directory, the drive's columns typed
 RUNS_SCHEMA: dict[str, pl.DataType | type[pl.DataType]] = {
     "run_id": pl.String,
@@ -110,7 +115,7 @@ def _find(root: Path, exclude: tuple[Path, ...] = ()) -> dict[str, list[Path]]:
     if not root.is_dir():
         raise InputError(f"{root}: no such directory")
     excluded = {p.resolve() for p in exclude}
-    found: dict[str, list[Path]] = {MANIFEST: [], HISTORY_RECORD: []}
+    found: dict[str, list[Path]] = {MANIFEST: [], SMART_HISTORY: []}
     for dirpath, dirnames, filenames in os.walk(root):
         path = Path(dirpath)
         marker = next((m for m in found if m in filenames), None)
@@ -196,17 +201,17 @@ def sync(root: Path | str) -> tuple[Path, list[tuple[str, str]]]:
     """Bring the Parquet cache of ``root`` up to date; return its frames directory and the
     results directories that could not be loaded (relative path, error)."""
     root = Path(root)
-    frames_dir = root / CATALOG_DIR / "frames"
+    frames_dir = catalog_frames(root)
     found = _find(root)
     current = {d: _key(root, d) for d in found[MANIFEST]}
-    histories = {d: _key(root, d, HISTORY_RECORD) for d in found[HISTORY_RECORD]}
+    histories = {d: _key(root, d, SMART_HISTORY) for d in found[SMART_HISTORY]}
     valid = set(current.values()) | set(histories.values())
-    for stale in frames_dir.glob("*/*.parquet"):
-        if stale.stem not in valid and stale.name != EMPTY:
+    for stale in cached_frames(frames_dir):
+        if stale.stem not in valid and stale.name != CATALOG_EMPTY:
             stale.unlink()
     skipped = []
     for results_dir, key in current.items():
-        if (frames_dir / "runs" / f"{key}.parquet").is_file():
+        if cached_frame(frames_dir, "runs", key).is_file():
             continue
         relative = str(results_dir.relative_to(root))
         try:
@@ -218,13 +223,14 @@ def sync(root: Path | str) -> tuple[Path, list[tuple[str, str]]]:
         runs = frames.pop("runs")
         for name, frame in frames.items():
             if frame.height:
-                _write_parquet(frame, frames_dir / name / f"{key}.parquet")
-            empty = frames_dir / name / EMPTY  # the frame's columns, for a view without rows
+                _write_parquet(frame, cached_frame(frames_dir, name, key))
+            # the frame's columns, for a view without rows
+            empty = frames_dir / name / CATALOG_EMPTY
             if not empty.is_file() or frame.height == 0:
                 _write_parquet(frame.clear(), empty)
-        if not (frames_dir / "runs" / EMPTY).is_file():
-            _write_parquet(runs.clear(), frames_dir / "runs" / EMPTY)
-        _write_parquet(runs, frames_dir / "runs" / f"{key}.parquet")  # last: marks it complete
+        if not (frames_dir / "runs" / CATALOG_EMPTY).is_file():
+            _write_parquet(runs.clear(), frames_dir / "runs" / CATALOG_EMPTY)
+        _write_parquet(runs, cached_frame(frames_dir, "runs", key))  # last: marks it complete
     skipped += _sync_histories(root, frames_dir, histories)
     return frames_dir, skipped
 
@@ -235,7 +241,7 @@ def _sync_histories(
     """Cache each SMART history's ``fleet_drives`` rows; the histories that cannot be read."""
     skipped = []
     for history, key in histories.items():
-        cached = frames_dir / "fleet_drives" / f"{key}.parquet"
+        cached = cached_frame(frames_dir, "fleet_drives", key)
         if cached.is_file():
             continue
         relative = str(history.relative_to(root))
@@ -247,9 +253,9 @@ def _sync_histories(
         _write_parquet(drives.with_columns(history_dir=pl.lit(relative, pl.String)), cached)
     empty = pl.DataFrame(schema=HISTORY_SCHEMA)
     for name, frame in (("fleet_drives", drive_endurance(empty)), (HISTORY, empty)):
-        if not (frames_dir / name / EMPTY).is_file():
+        if not (frames_dir / name / CATALOG_EMPTY).is_file():
             tagged = frame.with_columns(history_dir=pl.lit(None, pl.String))
-            _write_parquet(tagged, frames_dir / name / EMPTY)
+            _write_parquet(tagged, frames_dir / name / CATALOG_EMPTY)
     return skipped
 
 
@@ -260,15 +266,15 @@ def _quoted(text: str) -> str:
 def _history_views(con: duckdb.DuckDBPyConnection, root: Path, frames_dir: Path) -> None:
     """The ``smart_history`` view over every readable history's own Parquet, and the table
     ``fleet_models`` of every history's drives."""
-    selects = [f"select * from read_parquet({_quoted(str(frames_dir / HISTORY / EMPTY))})"]
-    for drives in sorted((frames_dir / "fleet_drives").glob("[!_]*.parquet")):
+    selects = [f"select * from read_parquet({_quoted(str(frames_dir / HISTORY / CATALOG_EMPTY))})"]
+    for drives in cached_frames(frames_dir, "fleet_drives", "[!_]*"):
         for relative in pl.read_parquet(drives, columns=["history_dir"])["history_dir"].unique():
-            frame = str(root / relative / "frames" / f"{HISTORY}.parquet")
+            frame = str(frame_file(root / relative, HISTORY))
             selects.append(
                 f"select *, {_quoted(relative)} as history_dir from read_parquet({_quoted(frame)})"
             )
     con.execute(f'create or replace view "{HISTORY}" as ' + " union all by name ".join(selects))
-    models = model_endurance(pl.scan_parquet(frames_dir / "fleet_drives" / "*.parquet"))
+    models = model_endurance(pl.scan_parquet(cached_frame(frames_dir, "fleet_drives", "*")))
     con.register("_fleet_models", models)
     con.execute("create or replace table fleet_models as select * from _fleet_models")
     con.unregister("_fleet_models")
@@ -280,7 +286,7 @@ def catalog(root: Path | str, *, database: Path | str | None = None) -> duckdb.D
     ``":memory:"`` keeps it in memory."""
     root = Path(root)
     frames_dir, skipped = sync(root)
-    path = str(database or root / CATALOG_DIR / DATABASE)
+    path = str(database or root / CATALOG_DIR / CATALOG_DATABASE)
     try:
         con = duckdb.connect(path)
     except duckdb.IOException as exc:
@@ -289,7 +295,7 @@ def catalog(root: Path | str, *, database: Path | str | None = None) -> duckdb.D
             "close it, or pass database=':memory:'"
         ) from None
     present = (
-        {d.name for d in frames_dir.iterdir() if any(d.glob("*.parquet"))}
+        {d.name for d in frames_dir.iterdir() if cached_frames(frames_dir, d.name)}
         if (frames_dir.is_dir())
         else set()
     )
@@ -299,7 +305,7 @@ def catalog(root: Path | str, *, database: Path | str | None = None) -> duckdb.D
         if name not in present:
             con.execute(f'drop view "{name}"')
     for name in sorted(present):
-        pattern = str(frames_dir / name / "*.parquet").replace("'", "''")
+        pattern = str(cached_frame(frames_dir, name, "*")).replace("'", "''")
         con.execute(
             f'create or replace view "{name}" as select * from '
             f"read_parquet('{pattern}', union_by_name = true)"

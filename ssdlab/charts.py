@@ -16,6 +16,7 @@ import polars as pl
 
 from .analysis import SteadyState, quoted_mix
 from .tables import UNIT_DECIMALS
+from .vocab import DIRECTIONS
 
 MAX_POINTS = 5000
 WIDTH = 640
@@ -24,9 +25,7 @@ MB = 1e6
 ACCENT = "#0a58a8"
 MUTED = "#a9b3bf"
 PASS, FAIL = "#2e8540", "#c0392b"
-DIRECTION_COLORS = alt.Scale(
-    domain=["read", "write", "trim"], range=["#1f77b4", "#d62728", "#7f7f7f"]
-)
+DIRECTION_COLORS = alt.Scale(domain=list(DIRECTIONS), range=["#1f77b4", "#d62728", "#7f7f7f"])
 QD_AXIS_TITLE = "Queue depth (iodepth × jobs)"
 #: tick labels closer than this (px) to the previous one kept are dropped
 LABEL_GAP = 8

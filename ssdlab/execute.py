@@ -33,7 +33,7 @@ from .atomic import write_error
 from .errors import InputError, RunInterrupted, SsdlabError
 from .fio import FioStatus, run_fio
 from .io.fio_json import FioJson, read_fio_json
-from .layout import FIO_JSON, JOB_FILE, step_dir
+from .layout import FIO_JSON, JOB_FILE, step_dir, step_dir_name
 from .manifest import Manifest, StepRecord, TargetInfo, now
 from .session import save_manifest
 from .suite import Step
@@ -216,7 +216,7 @@ class StepExecutor:
         record = StepRecord(
             index=index,
             name=name,
-            dir=f"{index:03d}-{name}",
+            dir=step_dir_name(index, name),
             workload=workload,
             block=block,
             round=round_no,

@@ -29,6 +29,7 @@ from .analysis.repeats import Lead, lead
 from .phrases import LABEL_RE, mix_phrase, parse_qd, qd_phrase, rephrase, workload_phrase
 from .tables import format_bw, format_duration, format_iops, format_latency, format_number
 from .units import MB
+from .vocab import MIX_DIRECTIONS
 
 
 def _row_phrase(row: Mapping[str, Any], label: str) -> str:
@@ -37,7 +38,7 @@ def _row_phrase(row: Mapping[str, Any], label: str) -> str:
     keys = ("pattern", "bs_bytes", "read_pct", "iodepth", "numjobs")
     if all(row.get(k) is not None for k in keys):
         phrase = workload_phrase(*(row[k] for k in keys))
-        mixed = 0 < row["read_pct"] < 100 and row.get("direction") in ("read", "write")
+        mixed = 0 < row["read_pct"] < 100 and row.get("direction") in MIX_DIRECTIONS
         return f"{phrase}, {row['direction']}s" if mixed else phrase
     return rephrase(str(row[label]))
 

@@ -15,10 +15,10 @@ from pathlib import Path
 
 from . import fio_options
 from .errors import FioError, SuiteError
+from .layout import LOG_PREFIX
 from .suite import NAME_PATTERN, Step
 from .sysinfo import HostInfo
 
-LOG_PREFIX = "fio"
 PR_SET_PDEATHSIG = 1
 LOG_WINDOW_MS = 1000
 

@@ -10,20 +10,26 @@ formats first, so a plug-in can take over from a built-in one; a format without 
 Formats come from ssdlab's own modules (:data:`BUILTIN`), from installed packages' entry
 points (group ``ssdlab.formats``, each naming a :class:`Format` object), and from
 :meth:`Formats.register` at run time. ``SMART_FORMATS`` and ``POWER_FORMATS`` are this
-registry seen through one kind (:meth:`Formats.kind`).
+registry seen through one kind (:meth:`Formats.kind`); asking for one kind imports no module
+of ssdlab's own formats of another.
+
+A reader taking options (keywords after the path) names them in its format's ``options``,
+and those it cannot read without in ``needs``: ``ssdlab power attach`` passes a format only
+the options it names.
 """
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
-from functools import cached_property
+from functools import cached_property, wraps
 from pathlib import Path
 from typing import Any, Generic, TypeVar
 
-from .errors import InputError
+from .errors import InputError, SsdlabError
 from .io.text import parse_json, read_text
-from .plugins import Plugins
+from .plugins import Plugins, origin_of, type_name
 
 R = TypeVar("R")
 
@@ -90,51 +96,108 @@ class Probe:
 
 @dataclass(frozen=True)
 class Format(Generic[R]):
-    """One format: its name, kind, reader and, when it can be recognised, its ``sniff``."""
+    """One format: its name, kind, reader and, when it can be recognised, its ``sniff``;
+    the keyword ``options`` its reader takes and, of them, those it ``needs``."""
 
     name: str
     kind: str
     read: Callable[..., R]
     sniff: Callable[[Probe], bool] | None = None
+    options: tuple[str, ...] = ()
+    needs: tuple[str, ...] = ()
 
 
-#: ssdlab's own formats: name -> ``module:Format object``, in detection order (last first)
-BUILTIN = {
-    "fio_json": "ssdlab.io.fio_formats:FIO_JSON",
-    "fio_log": "ssdlab.io.fio_formats:FIO_LOG",
-    "fio_hist_log": "ssdlab.io.fio_formats:FIO_HIST_LOG",
-    "act_log": "ssdlab.act.log:FORMAT",
-    "nvme_smart_log": "ssdlab.telemetry.smart.nvme_smart_log:FORMAT",
-    "nvme_ocp_smart_add_log": "ssdlab.telemetry.smart.nvme_ocp:FORMAT",
-    "nvme_id_ctrl": "ssdlab.telemetry.smart.nvme_id_ctrl:FORMAT",
-    "nvme_intel_smart_log_add": "ssdlab.telemetry.smart.nvme_intel:FORMAT",
-    "smartctl_exporter": "ssdlab.telemetry.smart.smartctl_exporter:FORMAT",
-    "smartctl": "ssdlab.telemetry.smart.smartctl:FORMAT",
-    "csv": "ssdlab.telemetry.power.generic:FORMAT",
-    "quarch": "ssdlab.telemetry.power.quarch:FORMAT",
-    "yokotool": "ssdlab.telemetry.power.yokotool:FORMAT",
-    "ipmitool_dcmi": "ssdlab.telemetry.power.ipmitool:FORMAT",
+#: ssdlab's own formats by kind: name -> ``module:Format object``, in detection order (last
+#: first)
+BUILTIN_KINDS = {
+    "fio": {
+        "fio_json": "ssdlab.io.fio_formats:FIO_JSON",
+        "fio_log": "ssdlab.io.fio_formats:FIO_LOG",
+        "fio_hist_log": "ssdlab.io.fio_formats:FIO_HIST_LOG",
+    },
+    "ACT": {"act_log": "ssdlab.act.log:FORMAT"},
+    "SMART": {
+        "nvme_smart_log": "ssdlab.telemetry.smart.nvme_smart_log:FORMAT",
+        "nvme_ocp_smart_add_log": "ssdlab.telemetry.smart.nvme_ocp:FORMAT",
+        "nvme_id_ctrl": "ssdlab.telemetry.smart.nvme_id_ctrl:FORMAT",
+        "nvme_intel_smart_log_add": "ssdlab.telemetry.smart.nvme_intel:FORMAT",
+        "smartctl_exporter": "ssdlab.telemetry.smart.smartctl_exporter:FORMAT",
+        "smartctl": "ssdlab.telemetry.smart.smartctl:FORMAT",
+    },
+    "power": {
+        "csv": "ssdlab.telemetry.power.generic:FORMAT",
+        "quarch": "ssdlab.telemetry.power.quarch:FORMAT",
+        "yokotool": "ssdlab.telemetry.power.yokotool:FORMAT",
+        "ipmitool_dcmi": "ssdlab.telemetry.power.ipmitool:FORMAT",
+    },
 }
+#: ssdlab's own formats: name -> ``module:Format object``
+BUILTIN = {name: target for names in BUILTIN_KINDS.values() for name, target in names.items()}
+_BUILTIN_KIND = {name: kind for kind, names in BUILTIN_KINDS.items() for name in names}
+
+
+def _is_format(name: str, plugin: Any) -> str | None:
+    """The check of an entry point of group ``ssdlab.formats``: a :class:`Format` named as
+    the entry point (so no package's format takes a built-in's name), of a known kind
+    spelt as ssdlab spells it."""
+    if not isinstance(plugin, Format):
+        return f"{type_name(plugin)}, not a Format"
+    if plugin.name != name:
+        return f"a format named {plugin.name!r}: name its entry point after it"
+    near = [k for k in BUILTIN_KINDS if k.casefold() == plugin.kind.casefold()]
+    if near and plugin.kind not in near:
+        return f"of kind {plugin.kind!r}, not {near[0]!r}"
+    return None
 
 
 class Formats:
     """Every format, by ``(kind, name)``; see the module docstring."""
 
     def __init__(self) -> None:
-        self._declared: Plugins[Format[Any]] = Plugins("ssdlab.formats", "format", BUILTIN)
+        self._declared: Plugins[Format[Any]] = Plugins(
+            "ssdlab.formats", "format", BUILTIN, check=_is_format
+        )
         self._added: dict[tuple[str, str], Format[Any]] = {}
 
     def all(self, kind: str | None = None) -> list[Format[Any]]:
         """The formats (of ``kind``), in registration order."""
         found: dict[tuple[str, str], Format[Any]] = {}
-        for name in self._declared:  # a package's format of a built-in's name takes over
+        for name in self._declared:
+            if kind is not None and _BUILTIN_KIND.get(name, kind) != kind:
+                continue  # one of ssdlab's own of another kind: not imported
             fmt = self._declared[name]
-            found.pop((fmt.kind, fmt.name), None)
             found[fmt.kind, fmt.name] = fmt
         for key, fmt in self._added.items():
             found.pop(key, None)
             found[key] = fmt
         return [f for f in found.values() if kind is None or f.kind == kind]
+
+    def label(self, fmt: Format[Any]) -> str:
+        """``fmt`` as errors show it: kind, name and origin (``module:attribute`` and entry
+        point group, or its reader's ``module:function`` when registered at run time)."""
+        if fmt.name in self._declared and self._declared[fmt.name] is fmt:
+            return f"{fmt.kind} {self._declared.label(fmt.name)}"
+        return f"{fmt.kind} format {fmt.name!r} ({origin_of(fmt.read)}, registered at run time)"
+
+    def reader(self, fmt: Format[R]) -> Callable[..., R]:
+        """``fmt.read``; its failure other than an SsdlabError (a plug-in's bug, or one
+        written for another version) is one SsdlabError naming the file and the format."""
+
+        @wraps(fmt.read)
+        def read(path: str | Path, *args: Any, **options: Any) -> R:
+            try:
+                return fmt.read(path, *args, **options)
+            except SsdlabError:
+                raise
+            except Exception as exc:
+                raise SsdlabError(f"{path}: {self.label(fmt)} failed: {exc!r}") from exc
+
+        return read
+
+    def get(self, kind: str | None, name: str) -> Format[Any] | None:
+        """The format (of ``kind``) called ``name``, the last registered; None if none is."""
+        named = [f for f in self.all(kind) if f.name == name]
+        return named[-1] if named else None
 
     def register(self, fmt: Format[Any], *, replace: bool = False) -> None:
         """Add a format; ``replace=True`` to take over an existing name of its kind."""
@@ -160,19 +223,37 @@ class Formats:
     ) -> Any:
         """Read ``path`` with the named format, or the one :meth:`detect` finds."""
         if format is None:
-            return self.detect(path, kind).read(path, **options)
-        named = [f for f in self.all(kind) if f.name == format]
-        if not named:
+            return self.reader(self.detect(path, kind))(path, **options)
+        if (fmt := self.get(kind, format)) is None:
             known = ", ".join(f.name for f in self.all(kind))
             raise InputError(f"{path}: unknown {kind or ''} format {format!r} (known: {known})")
-        return named[-1].read(path, **options)
+        return self.reader(fmt)(path, **options)
+
+
+def sniffs(fmt: Format[Any], probe: Probe) -> bool:
+    """Whether ``fmt`` recognises ``probe`` by its ``sniff``; a ``sniff`` raising (a
+    plug-in's bug) is a warning naming the format and the file is taken as not of it, so
+    the other formats still judge it (an SsdlabError, an unreadable file, still stops)."""
+    if fmt.sniff is None:
+        return False
+    try:
+        return bool(fmt.sniff(probe))
+    except SsdlabError:
+        raise
+    except Exception as exc:
+        warnings.warn(
+            f"{FORMATS.label(fmt)}: sniff failed: {exc!r}; taken as not of this format",
+            RuntimeWarning,
+            stacklevel=2,
+        )
+        return False
 
 
 def recognise(probe: Probe, formats: list[Format[Any]], kind: str | None = None) -> Format[Any]:
     """The last of ``formats`` whose ``sniff`` recognises ``probe``; InputError saying why
     none does (empty, malformed JSON, or not one of them; ``kind`` names what was expected)."""
     for fmt in reversed(formats):
-        if fmt.sniff is not None and fmt.sniff(probe):
+        if sniffs(fmt, probe):
             return fmt
     if not probe.head.strip():
         raise InputError(f"{probe.path}: empty file")
@@ -205,10 +286,13 @@ class KindView(Mapping[str, Callable[..., R]]):
         self.formats.unregister(self.kind, name)
 
     def __getitem__(self, name: str) -> Callable[..., R]:
-        named = [f for f in self.formats.all(self.kind) if f.name == name]
-        if not named:
+        return self.formats.reader(self.format(name))
+
+    def format(self, name: str) -> Format[R]:
+        """The format ``name`` of this kind; KeyError if there is none."""
+        if (fmt := self.formats.get(self.kind, name)) is None:
             raise KeyError(name)
-        return named[-1].read
+        return fmt
 
     def __iter__(self) -> Iterator[str]:
         return iter([f.name for f in self.formats.all(self.kind)])

@@ -2,8 +2,10 @@
 
 Files are recognised by content, never by name: fio JSON/json+ results (text around them,
 ``normal,json`` files and ``--status-interval`` streams included), bw/iops/lat logs and
-histogram logs. Each JSON result becomes a step; its logs are found through the job's
-``write_*_log`` options (see :mod:`ssdlab.logs`). The results directory gets a manifest
+histogram logs, as the fio formats of the one registry (:mod:`ssdlab.formats`) recognise
+them: a plug-in's fio format reads results too (:mod:`ssdlab.io.fio_formats`). Each JSON
+result becomes a step; its logs are found through the job's ``write_*_log`` options (see
+:mod:`ssdlab.logs`). The results directory gets a manifest
 naming every source file and the tidy frames as Parquet under ``frames/``, so
 :func:`ssdlab.load`, ``ssdlab summary`` and ``ssdlab report`` treat it like a native run.
 
@@ -43,13 +45,15 @@ from collections.abc import Callable, Iterable
 from concurrent.futures import Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 import polars as pl
 
 from . import __version__
 from .atomic import fsync_dir, write_error
 from .errors import InputError
-from .io.fio_formats import SNIFF_BYTES, sniff
+from .formats import FORMATS, Format
+from .io.fio_formats import SNIFF_BYTES, Recognise, read_result
 from .io.fio_json import FioRows, parse_fio_json
 from .io.fio_log import log_problem
 from .io.text import read_bytes
@@ -217,7 +221,9 @@ class _Import:
         on_file: Callable[[int, int], None] | None,
         on_status: Callable[[str], None] | None,
         pool: ThreadPoolExecutor,
+        formats: list[Format[Any]],
     ) -> None:
+        self.recognise = Recognise(formats)
         self.index = LogIndex()
         self.named = {path: self.index.add(path) for path in files}  # the log type a name says
         self.regular = files  # path -> known to be a regular file (its directory entry)
@@ -282,12 +288,20 @@ class _Import:
             except InputError as exc:
                 self.skip(path, str(exc).removeprefix(f"{path}: "))
                 continue
-            kind = self.sniffed[path] = sniff(raw) or ""
+            try:
+                kind, plugin = self.recognise(path, raw, whole)
+            except InputError as exc:
+                self.skip(path, str(exc).removeprefix(f"{path}: "))
+                continue
+            self.sniffed[path] = kind
             if not kind:
                 self.unknown[path] = _why_not(raw[:SNIFF_BYTES])
             elif kind == "json":
                 try:
-                    rows = parse_fio_json(raw if whole else read_bytes(Path(path)), Path(path))
+                    if plugin is not None:
+                        rows = read_result(plugin, path)
+                    else:
+                        rows = parse_fio_json(raw if whole else read_bytes(Path(path)), Path(path))
                 except InputError as exc:
                     self.skip(path, str(exc).removeprefix(f"{path}: "))
                     continue
@@ -375,6 +389,7 @@ def import_results(
     strict: bool = False,
     on_file: Callable[[int, int], None] | None = None,
     on_status: Callable[[str], None] | None = None,
+    formats: list[Format[Any]] | None = None,
 ) -> ImportReport:
     """Import every fio output under ``paths`` into the results directory ``out``.
 
@@ -383,7 +398,8 @@ def import_results(
     reason (``strict`` makes the first one an error; nothing is left in ``out`` then).
     ``on_file(done, total)`` reports progress, ``on_status(text)`` a long step (reading
     a large per-I/O log). Another process writing ``out`` makes this an error that leaves
-    ``out`` as it was.
+    ``out`` as it was. ``formats``: the fio formats files are recognised by (default: the
+    registry's, ``FORMATS.all("fio")``).
     """
     new = not out.exists()
     with results_lock(out, "import"):
@@ -396,7 +412,8 @@ def import_results(
             with ThreadPoolExecutor(1, thread_name_prefix="ssdlab-import") as pool:
                 files, unreadable = _walk(roots, out_dir)
                 dirs = [os.path.join(root, "") for root in roots if root.is_dir()]
-                run = _Import(files, dirs, strict, on_file, on_status, pool)
+                fio = FORMATS.all("fio") if formats is None else formats
+                run = _Import(files, dirs, strict, on_file, on_status, pool, fio)
                 try:
                     for path, reason in unreadable.items():
                         run.skip(path, reason)

@@ -3,11 +3,12 @@
 still import.
 
 Start-up is paid once, and trees import side by side, one process per CPU, each forked from
-this one (so it need not load Python and polars again). Forking is only done where it is safe:
-on Linux, before polars has started its thread pool in this process (a forked child would
-wait forever on a pool whose threads it does not have); elsewhere trees import one after the
-other in this process. A child reports progress and its outcome through a pipe; Ctrl-C (or a
-signal that ends this process) interrupts every child, and each removes what it had begun."""
+this one (so it need not load Python, polars and the registry's fio formats again). Forking
+is only done where it is safe: on Linux, before polars has started its thread pool in this
+process (a forked child would wait forever on a pool whose threads it does not have);
+elsewhere trees import one after the other in this process. A child reports progress and its
+outcome through a pipe; Ctrl-C (or a signal that ends this process) interrupts every child,
+and each removes what it had begun."""
 
 from __future__ import annotations
 
@@ -22,8 +23,10 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from multiprocessing.connection import Connection, wait
 from pathlib import Path
+from typing import Any
 
 from .errors import InputError, SsdlabError
+from .formats import FORMATS, Format
 from .importer import ImportReport, import_results, made_by_import
 from .layout import MANIFEST
 
@@ -89,14 +92,20 @@ def import_each(
     plan = plan_each(trees, root)
     workers = min(len(plan), workers or os.cpu_count() or 1)
     callbacks = _Callbacks(on_start, on_file, on_status, on_done)
+    formats = FORMATS.all("fio")  # once, for every tree
     if workers > 1 and _can_fork():
-        _import_forked(plan, workers, strict, callbacks)
+        _import_forked(plan, workers, strict, callbacks, formats)
         return plan
     for item in plan:
         callbacks.start(item)
         try:
             item.report = import_results(
-                [item.tree], item.out, strict=strict, on_file=on_file, on_status=on_status
+                [item.tree],
+                item.out,
+                strict=strict,
+                on_file=on_file,
+                on_status=on_status,
+                formats=formats,
             )
         except SsdlabError as exc:
             item.error = exc
@@ -148,7 +157,7 @@ def _can_fork() -> bool:
     )
 
 
-def _child(conn: Connection, item: TreeImport, strict: bool) -> None:
+def _child(conn: Connection, item: TreeImport, strict: bool, formats: list[Format[Any]]) -> None:
     """A forked child's work: import one tree, telling the parent through ``conn``. Its
     first SIGINT or SIGTERM (Ctrl-C reaches the whole process group; the parent's end sends
     SIGTERM) interrupts it like Ctrl-C, and it removes what it had begun; later ones are
@@ -175,6 +184,7 @@ def _child(conn: Connection, item: TreeImport, strict: bool) -> None:
             strict=strict,
             on_file=lambda done, total: conn.send(("file", done, total)),
             on_status=lambda text: conn.send(("status", text)),
+            formats=formats,
         )
         conn.send(("end", report, None))
     except SsdlabError as exc:
@@ -189,7 +199,11 @@ def _child(conn: Connection, item: TreeImport, strict: bool) -> None:
 
 
 def _import_forked(
-    plan: list[TreeImport], workers: int, strict: bool, callbacks: _Callbacks
+    plan: list[TreeImport],
+    workers: int,
+    strict: bool,
+    callbacks: _Callbacks,
+    formats: list[Format[Any]],
 ) -> None:
     """Import the trees of ``plan`` in forked children, ``workers`` at a time."""
     context = multiprocessing.get_context("fork")
@@ -201,7 +215,7 @@ def _import_forked(
                 item = waiting.pop(0)
                 reader, writer = context.Pipe(duplex=False)
                 made = made_by_import(item.out)
-                child = context.Process(target=_child, args=(writer, item, strict))
+                child = context.Process(target=_child, args=(writer, item, strict, formats))
                 child.start()
                 writer.close()
                 running[reader] = (item, child, made)

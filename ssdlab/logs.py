@@ -168,14 +168,6 @@ def _job_log_sets(
             yield _JobLogSet(job_index, kind, threads, host, directory, name, found, opts)
 
 
-def find_job_logs(
-    meta: dict[str, Any], json_dir: str | Path, index: LogIndex | None = None
-) -> list[JobLog]:
-    """The log files of every job of a parsed fio result (its ``meta``), looked up beside its
-    JSON (or at the prefix's own path). Pass one ``index`` when pairing many results."""
-    return job_logs(meta, json_dir, index)[0]
-
-
 #: the log kinds ssdlab reads, whose every thread's log must be there (a sum over the
 #: threads found would understate the job)
 READ_KINDS = (*TIMESERIES_KINDS, "clat_hist")
@@ -186,10 +178,12 @@ MISSING_LOG = "missing (fio writes this log for every thread of the job)"
 def job_logs(
     meta: dict[str, Any], json_dir: str | Path, index: LogIndex | None = None
 ) -> tuple[list[JobLog], list[JobLog]]:
-    """The log files of every job of a parsed fio result (:func:`find_job_logs`), and the
-    logs of :data:`READ_KINDS` fio writes for its job entries (one per thread:
+    """The log files of every job of a parsed fio result (its ``meta``), looked up beside its
+    JSON (or at the prefix's own path; pass one ``index`` when pairing many results), and
+    the logs of :data:`READ_KINDS` fio writes for its job entries (one per thread:
     ``<prefix>_<kind>.<thread>.log[.<host>]``) that are not there, each named where it was
-    looked for; one walk of the job entries."""
+    looked for; one walk of the job entries. A sum over the threads found would understate
+    the job: every reader refuses a gap (the pipeline, the importer, ACT's slices)."""
     found: list[JobLog] = []
     missing: list[JobLog] = []
     for wanted in _job_log_sets(meta, json_dir, index or LogIndex()):

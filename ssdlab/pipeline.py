@@ -6,8 +6,10 @@ the logs its jobs name). :func:`core_frames` builds ``summary``, ``latency_hist`
 and :func:`timeseries_frame` tags the summed logs (:func:`~ssdlab.logs.timeseries`) with the
 same step columns; :func:`latency_intervals_frame` turns the completion-latency histogram
 logs into percentiles per interval. A native run does this when it is loaded
-(:func:`native_steps`); an import when it is imported, keeping the frames as Parquet
-(:mod:`ssdlab.importer`).
+(:func:`native_steps`), and its steps keep what their logs said for later use (each job's
+first iops-log time for the power frame, the summed histogram bins for QoS slices:
+:func:`hist_log_bins_frame`), so a report reads no file twice; an import when it is
+imported, keeping the frames as Parquet (:mod:`ssdlab.importer`).
 
 Every frame has the :data:`ID_COLUMNS` first. ``host`` is the machine the job ran on: the
 run's host for a native run, fio's ``hostname`` for an imported client/server result, null
@@ -20,18 +22,20 @@ import os
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any, Literal, TypeVar
 
 import polars as pl
 
 from . import layout
 from .errors import InputError
 from .io.fio_json import FioJson, FioRows, fio_frames, parse_fio_json
+from .io.fio_log import EPOCH_MS_MIN
 from .io.text import read_bytes
 from .logs import (
     MISSING_LOG,
     JobLog,
     JobLogs,
+    LogRows,
     job_logs,
     job_options,
     log_params,
@@ -99,13 +103,47 @@ class StepData:
     """One step parsed once: its record, fio's JSON rows, the logs its jobs name, its
     folder (None for an imported step, whose files are its record's ``sources``) and the
     thread logs its jobs ask for that are not there (:func:`~ssdlab.logs.job_logs`:
-    the logs of their kind are then left out, never summed over the threads found)."""
+    the logs of their kind are then left out, never summed over the threads found).
+    What its logs said is kept when they are read (:func:`series_of` with ``steps``,
+    :func:`latency_intervals_frame` with ``keep_bins``), so nothing reads them again."""
 
     record: StepRecord
     fio: FioRows
     logs: list[JobLog]
     dir: Path | None = None
     missing: list[JobLog] = field(default_factory=list)
+    #: per job entry, the epoch milliseconds of the first row of its iops logs (a job whose
+    #: logs hold no row is absent); None until they are read (:func:`log_starts`)
+    log_start_ms: dict[int, int] | None = None
+    #: why the iops logs cannot place the step in time (a log that cannot be read, or
+    #: timestamps that are not epoch times), or None
+    log_start_problem: str | None = None
+    #: the histogram logs' bins summed over jobs and threads (:func:`hist_log_bins_frame`,
+    #: without ``step_index``; empty when one of them is missing or cannot be read); None
+    #: when not kept
+    hist_bins: pl.DataFrame | None = None
+
+
+#: what a damaged file leaves out of a native run: the step, or its time series or
+#: latency intervals
+LeftOut = Literal["step", "time series", "latency intervals"]
+
+
+@dataclass(frozen=True)
+class Damage:
+    """A file of a native run that could not be read (or a thread's log that is missing),
+    why, and what of its step is left out because of it. ``str()`` is the line
+    ``ssdlab summary`` prints: ``PATH: reason; step NAME's time series left out``."""
+
+    path: str
+    reason: str
+    step_index: int
+    step: str
+    left_out: LeftOut
+
+    def __str__(self) -> str:
+        what = "" if self.left_out == "step" else f"'s {self.left_out}"
+        return f"{self.path}: {self.reason}; step {self.step}{what} left out"
 
 
 def read_step(results_dir: Path, record: StepRecord) -> StepData:
@@ -130,11 +168,11 @@ def result_jobs(fio: FioJson, path: Path) -> pl.DataFrame:
 
 
 def native_steps(
-    results_dir: Path, manifest: Manifest, damaged: list[str] | None = None
+    results_dir: Path, manifest: Manifest, damaged: list[Damage] | None = None
 ) -> list[StepData]:
     """The loadable steps of a native run, parsed. A step whose output cannot be read is
-    left out: quietly when it was interrupted; an ``ok`` one is an error, or a line in
-    ``damaged`` when it is given."""
+    left out: quietly when it was interrupted; an ``ok`` one is an error, or a
+    :class:`Damage` in ``damaged`` when it is given."""
     steps = []
     for record in manifest.steps:
         if record.status not in LOADABLE:
@@ -146,7 +184,9 @@ def native_steps(
                 continue
             if damaged is None:
                 raise
-            damaged.append(f"{exc}; step {record.name} left out")
+            path = str(layout.step_dir(results_dir, record) / layout.FIO_JSON)
+            reason = str(exc).removeprefix(f"{path}: ")
+            damaged.append(Damage(path, reason, record.index, record.name, "step"))
     return steps
 
 
@@ -230,12 +270,62 @@ def step_logs(steps: Sequence[StepData]) -> tuple[JobLogs, list[dict]]:
 
 
 def series_of(
-    logs: JobLogs, params: list[dict], on_stream: Callable[[str], None] | None = None
+    logs: JobLogs,
+    params: list[dict],
+    on_stream: Callable[[str], None] | None = None,
+    steps: Sequence[StepData] = (),
 ) -> tuple[pl.DataFrame, dict[str, str]]:
     """The summed time series of ``logs`` (with ``step_index``) and the logs that could not
-    be read, with why. ``on_stream(path)`` is told of each per-I/O log read from its file."""
+    be read, with why. ``on_stream(path)`` is told of each per-I/O log read from its file.
+    ``steps``, whose logs these are, get their iops logs' starts recorded (:func:`log_starts`)
+    from the rows parsed."""
     rows, bad = logs.parse(on_stream)
+    _record_starts(steps, logs, rows, bad)
     return timeseries(rows, pl.DataFrame(params), keys=["step_index"]), bad
+
+
+def log_starts(steps: Sequence[StepData]) -> None:
+    """Record on each of ``steps`` when its jobs' iops logs begin (``log_start_ms``, or
+    ``log_start_problem``), reading the iops logs of the steps whose series were not built
+    (:func:`series_of` records the others as it parses their logs)."""
+    unread = [step for step in steps if step.log_start_ms is None]
+    if not unread:
+        return
+    logs = JobLogs()
+    for step in unread:
+        for log in step.logs:
+            if log.kind == "iops":
+                logs.add(log, {})
+    rows, bad = logs.parse()
+    _record_starts(unread, logs, rows, bad)
+
+
+def _record_starts(
+    steps: Sequence[StepData], logs: JobLogs, rows: LogRows, bad: dict[str, str]
+) -> None:
+    """Each step's iops-log starts (:attr:`StepData.log_start_ms`) from the parsed ``rows``
+    of ``logs``; its first iops log (in job, thread order) that could not be read, or whose
+    times are not epoch times, is its ``log_start_problem``."""
+    if not steps:
+        return
+    firsts = rows.rows.group_by("file").agg(pl.col("time_ms").min())
+    first_ms = {logs.found[file].path: start for file, start in firsts.iter_rows()}
+    for step in steps:
+        starts: dict[int, int] = {}
+        problem = None
+        for log in step.logs:
+            if log.kind != "iops":
+                continue
+            if log.path in bad:
+                problem = f"{log.path}: {bad[log.path]}"
+                break
+            start = first_ms.get(log.path)
+            if start is not None and start < EPOCH_MS_MIN:
+                problem = "fio logs lack epoch timestamps (log_unix_epoch=0)"
+                break
+            if start is not None:
+                starts[log.job_index] = min(starts.get(log.job_index, start), start)
+        step.log_start_ms, step.log_start_problem = starts, problem
 
 
 def timeseries_frame(
@@ -261,6 +351,9 @@ LATENCY_INTERVALS_SCHEMA = {
 }
 #: non-zero histogram bins held before the intervals of the steps read so far are computed
 HIST_ROWS_HELD = 2**22
+#: summed histogram bins a loaded run keeps for QoS slices (:attr:`StepData.hist_bins`),
+#: about 40 MB: the steps whose bins would go past this read their logs again if asked for
+HIST_BINS_KEPT = 2**20
 #: what to do with a histogram log that cannot be read: ``on_bad(step, path, reason)``
 OnBadLog = Callable[[StepData, str, str], None]
 
@@ -328,6 +421,7 @@ def latency_intervals_frame(
     steps: Sequence[StepData],
     summary: pl.DataFrame,
     on_bad: OnBadLog | None = None,
+    keep_bins: bool = False,
 ) -> pl.DataFrame:
     """Completion latency per step, job entry, direction and histogram-log interval, from
     the jobs' ``write_hist_log`` logs, as ``fiologparser_hist.py --noweight`` computes it
@@ -338,17 +432,28 @@ def latency_intervals_frame(
     fio's first row, written one interval after the job began, lands in the tool's second
     interval by its +10 ms rule); ``samples`` the I/Os completed in it. A log that cannot be
     read or a thread's log that is missing is an InputError, or is passed to ``on_bad`` with
-    why (and its job entry left out).
+    why (and its job entry left out). With ``keep_bins``, each step keeps its bins summed
+    for QoS slices (:attr:`StepData.hist_bins`) while they fit in :data:`HIST_BINS_KEPT`.
     With the id columns (``host`` as in ``summary``)."""
+    broken: set[int] = set()
 
-    def raise_it(step: StepData, path: str, reason: str) -> None:
-        raise InputError(f"{path}: {reason}")
+    def noted(step: StepData, path: str, reason: str) -> None:
+        broken.add(step.record.index)
+        if on_bad is None:
+            raise InputError(f"{path}: {reason}")
+        on_bad(step, path, reason)
 
-    frames, pending, held = [], {}, 0
+    frames, pending, held, kept = [], {}, 0, 0
     for step in steps:
-        for n_bins, rows in _hist_rows(step, on_bad or raise_it):
+        read = list(_hist_rows(step, noted))
+        for n_bins, rows in read:
             pending.setdefault(n_bins, []).append(rows)
             held += rows.height
+        if keep_bins and kept < HIST_BINS_KEPT:
+            bins = _summed_bins([] if step.record.index in broken else read)
+            if kept + bins.height <= HIST_BINS_KEPT:
+                step.hist_bins = bins
+            kept = kept + bins.height if step.hist_bins is not None else HIST_BINS_KEPT
         if held > HIST_ROWS_HELD:  # steps at a time, so memory stays bounded
             frames += [_intervals(rows, n_bins) for n_bins, rows in pending.items()]
             pending, held = {}, 0
@@ -366,46 +471,58 @@ HIST_LOG_BINS_SCHEMA = {
     "bin": pl.Int64,
     "count": pl.Int64,
 }
+_STEP_BINS_SCHEMA = {k: v for k, v in HIST_LOG_BINS_SCHEMA.items() if k != "step_index"}
 
 
-def hist_log_bins_frame(
-    results_dir: Path, manifest: Manifest, step_indexes: Sequence[int]
-) -> pl.DataFrame:
-    """The completion-latency histogram logs of a native run's steps ``step_indexes``, read
-    once (:data:`HIST_LOG_BINS_SCHEMA`): per step, direction (reads and writes), row time
+def _summed_bins(read: Sequence[tuple[int, pl.DataFrame]]) -> pl.DataFrame:
+    """One step's histogram rows (:func:`_hist_rows`) summed over its jobs and threads,
+    reads and writes: :data:`HIST_LOG_BINS_SCHEMA` without ``step_index``."""
+    if not read:
+        return pl.DataFrame(schema=_STEP_BINS_SCHEMA)
+    rows = pl.concat(
+        [
+            r.select("direction", "time_ms", "bin", "count", n_bins=pl.lit(n, pl.Int64))
+            for n, r in read
+        ]
+    )
+    first = rows["time_ms"].min()
+    keys = ["direction", "time_ms", "n_bins", "bin"]
+    return (
+        rows.filter(pl.col("direction") != "trim")
+        .with_columns(time_ms=pl.col("time_ms") - first)
+        .group_by(keys)
+        .agg(pl.col("count").sum())
+        .cast(_STEP_BINS_SCHEMA)  # type: ignore[arg-type]
+    )
+
+
+def _read_bins(step: StepData) -> pl.DataFrame:
+    """:func:`_summed_bins` of a step's histogram logs read now (empty when one is missing
+    or cannot be read)."""
+    bad: list[str] = []
+    read = list(_hist_rows(step, lambda _step, path, _why: bad.append(path)))
+    return _summed_bins([] if bad else read)
+
+
+def hist_log_bins_frame(steps: Sequence[StepData], step_indexes: Sequence[int]) -> pl.DataFrame:
+    """The completion-latency histogram logs of the steps ``step_indexes`` of ``steps`` (a
+    loaded native run's: :attr:`~ssdlab.results.Results.steps`) as
+    :data:`HIST_LOG_BINS_SCHEMA`: per step, direction (reads and writes), row time
     (``time_ms`` from the step's first logged row: the logs' epoch milliseconds would cut
     slices at clock boundaries) and bin (of a layout of ``n_bins``), the I/Os of every thread
-    and job summed. A step one of whose histogram logs cannot be read or is missing is left
-    out, never summed over the threads found (:func:`~ssdlab.results.load` names the file
-    in ``damaged``). Empty for an import (its logs were read when it was imported)."""
-    from .io.fio_hist import read_fio_hist_log  # numpy only when a run's logs are judged
-
-    frames = []
+    and job summed. The bins a step kept when it was loaded (:attr:`StepData.hist_bins`),
+    else its logs read now. A step one of whose histogram logs cannot be read or is missing
+    is left out, never summed over the threads found (:func:`~ssdlab.results.load` names
+    the file in ``damaged``). Empty for an import (its logs were read when it was
+    imported)."""
     wanted = set(step_indexes)
-    for record in manifest.steps if manifest.source == "run" else []:
-        if record.index not in wanted:
+    frames = []
+    for step in steps:
+        if step.record.index not in wanted:
             continue
-        try:
-            step = read_step(results_dir, record)
-            if any(log.kind == "clat_hist" for log in step.missing):
-                continue
-            logs = [read_fio_hist_log(log.path) for log in step.logs if log.kind == "clat_hist"]
-        except InputError:  # an unreadable fio.json or log: the step is left out
-            continue
-        first = min((hist["time_ms"].min() for hist, _ in logs if hist.height), default=0)
-        frames += [
-            hist.filter(pl.col("direction") != "trim").select(
-                step_index=pl.lit(record.index, pl.Int64),
-                direction="direction",
-                time_ms=pl.col("time_ms") - first,
-                n_bins=pl.lit(meta["n_bins"], pl.Int64),
-                bin="bin",
-                count="count",
-            )
-            for hist, meta in logs
-        ]
+        bins = step.hist_bins if step.hist_bins is not None else _read_bins(step)
+        frames.append(bins.with_columns(step_index=pl.lit(step.record.index, pl.Int64)))
     if not frames:
         return pl.DataFrame(schema=HIST_LOG_BINS_SCHEMA)
     keys = ["step_index", "direction", "time_ms", "n_bins", "bin"]
-    summed = pl.concat(frames).group_by(keys).agg(pl.col("count").sum())
-    return summed.sort(keys).cast(HIST_LOG_BINS_SCHEMA)
+    return pl.concat(frames).sort(keys).select(list(HIST_LOG_BINS_SCHEMA))

@@ -29,6 +29,7 @@ from .pipeline import (
     ID_COLUMNS,
     LATENCY_INTERVALS_SCHEMA,
     SUMMARY_FIRST,
+    Damage,
     RunContext,
     StepData,
     core_frames,
@@ -39,7 +40,7 @@ from .pipeline import (
     step_logs,
     timeseries_frame,
 )
-from .plugins import Plugins
+from .plugins import Plugins, is_callable, type_name
 
 
 @dataclass
@@ -107,6 +108,17 @@ FRAME_BUILDERS: Plugins[FrameBuilder] = Plugins(
         "act_trials": "ssdlab.act.frames:trials_frame",
         "act_slices": "ssdlab.act.frames:slices_frame",
     },
+    check=is_callable,
+    # a Results attribute: a plug-in frame of its name would never be seen
+    reserved=(
+        *(f.name for f in fields(Frames)),
+        "path",
+        "manifest",
+        "extra",
+        "damaged",
+        "steps",
+        "to_pandas",
+    ),
 )
 
 
@@ -123,15 +135,22 @@ class Results(Frames):
     extra: dict[str, pl.DataFrame] = field(default_factory=dict)
     #: files of a native run that could not be read, each with what was left out because of
     #: it (a step whose ``fio.json`` is unreadable; a step's time series or latency intervals
-    #: when one of its logs is, or one of the logs fio writes per thread is missing): one
-    #: line each, ``PATH: reason; what``
-    damaged: list[str] = field(default_factory=list)
+    #: when one of its logs is, or one of the logs fio writes per thread is missing); ``str()``
+    #: of each is one line, ``PATH: reason; what``
+    damaged: list[Damage] = field(default_factory=list)
+    #: a native run's steps as loaded, parsed once (fio's JSON rows, their logs, the bins of
+    #: their histogram logs: :class:`~ssdlab.pipeline.StepData`); empty for an import
+    steps: list[StepData] = field(default_factory=list)
 
     def __getattr__(self, name: str) -> pl.DataFrame:
         extra = self.__dict__.get("extra", {})
         if name in extra:
             return extra[name]
         raise AttributeError(name)
+
+    def __dir__(self) -> list[str]:
+        """Attributes with the frames of :data:`FRAME_BUILDERS` (tab completion in Jupyter)."""
+        return [*super().__dir__(), *self.__dict__.get("extra", {})]
 
     def to_pandas(self) -> Frames:
         """The core frames as pandas DataFrames (:func:`pandas_frame`)."""
@@ -165,9 +184,9 @@ def load(results_dir: str | Path) -> Results:
     manifest = Manifest.load(path)
     if manifest.source == "import":
         return _results(RunContext(path, manifest), _imported(path))
-    damaged: list[str] = []
+    damaged: list[Damage] = []
     steps = native_steps(path, manifest, damaged)
-    series, bad = series_of(*step_logs(steps))
+    series, bad = series_of(*step_logs(steps), steps=steps)
     # a thread's log that is missing counts as one that cannot be read: never partial sums
     bad |= {
         log.path: MISSING_LOG
@@ -178,8 +197,9 @@ def load(results_dir: str | Path) -> Results:
     if bad:  # an interrupted step with a bad log is left out; an ok one keeps fio's figures
         owner = {log.path: step.record for step in steps for log in step.logs + step.missing}
         for log, reason in sorted(bad.items(), key=lambda item: owner[item[0]].index):
-            if owner[log].status == "ok":
-                damaged.append(f"{log}: {reason}; step {owner[log].name}'s time series left out")
+            record = owner[log]
+            if record.status == "ok":
+                damaged.append(Damage(log, reason, record.index, record.name, "time series"))
         broken = {owner[log].index for log in bad}
         steps = [s for s in steps if s.record.index not in broken or s.record.status == "ok"]
         series = series.filter(~pl.col("step_index").is_in(list(broken)))  # never partial sums
@@ -193,10 +213,13 @@ def load(results_dir: str | Path) -> Results:
 
     def bad_hist_log(step: StepData, log: str, reason: str) -> None:
         unread.add(step.record.index)  # an interrupted step's intervals are left out quietly
-        if step.record.status == "ok":
-            damaged.append(f"{log}: {reason}; step {step.record.name}'s latency intervals left out")
+        record = step.record
+        if record.status == "ok":
+            damaged.append(Damage(log, reason, record.index, record.name, "latency intervals"))
 
-    intervals = latency_intervals_frame(manifest, context.steps, frames["summary"], bad_hist_log)
+    intervals = latency_intervals_frame(
+        manifest, context.steps, frames["summary"], bad_hist_log, keep_bins=True
+    )
     frames["latency_intervals"] = intervals.filter(~pl.col("step_index").is_in(list(unread)))
     return _results(context, frames, damaged)
 
@@ -211,16 +234,20 @@ def load_frames(results_dir: str | Path, names: Sequence[str]) -> dict[str, pl.D
 
 def _build(name: str, context: RunContext) -> pl.DataFrame:
     """The frame ``name`` of a run; a builder's failure other than bad input (a bug, or a
-    plug-in written for another version) is one error naming the builder."""
+    plug-in written for another version), or a result that is not a polars DataFrame, is
+    one error naming the builder."""
     try:
-        return FRAME_BUILDERS[name](context)
+        frame = FRAME_BUILDERS[name](context)
     except SsdlabError:
         raise
     except Exception as exc:
-        origin = FRAME_BUILDERS.origin(name)
+        raise SsdlabError(f"{context.path}: {FRAME_BUILDERS.label(name)} failed: {exc!r}") from exc
+    if not isinstance(frame, pl.DataFrame):
         raise SsdlabError(
-            f"{context.path}: frame builder {name!r} ({origin}) failed: {exc!r}"
-        ) from exc
+            f"{context.path}: {FRAME_BUILDERS.label(name)} returned {type_name(frame)}, "
+            "not a polars DataFrame"
+        )
+    return frame
 
 
 def _imported(path: Path) -> dict[str, pl.DataFrame]:
@@ -244,11 +271,12 @@ def _imported(path: Path) -> dict[str, pl.DataFrame]:
 
 
 def _results(
-    context: RunContext, frames: dict[str, pl.DataFrame], damaged: Sequence[str] = ()
+    context: RunContext, frames: dict[str, pl.DataFrame], damaged: Sequence[Damage] = ()
 ) -> Results:
     rounds, steady = steady_frames(context.manifest)
     return Results(
         damaged=list(damaged),
+        steps=context.steps,
         **{
             n: front(frames[n], SUMMARY_FIRST if n == "summary" else ID_COLUMNS) for n in FIO_FRAMES
         },

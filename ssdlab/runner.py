@@ -24,9 +24,9 @@ import dataclasses
 import re
 import subprocess
 import tempfile
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
 import polars as pl
 from rich.console import Console
@@ -39,25 +39,34 @@ from .errors import InputError, SsdlabError
 from .execute import LocalFio, RunHook, RunInterrupted, StepExecutor, StepFailed
 from .fio import fio_binary, job_file, pinned_clocksource
 from .io.fio_json import FioJson, read_fio_json
-from .layout import FIO_JSON, step_dir
+from .layout import FIO_JSON, FLEET_FILE, step_dir
 from .manifest import LoadPoint, Manifest, SteadyStateRecord, StepRecord, TargetInfo
 from .pipeline import result_jobs
 from .progress import RunDisplay
 from .repeat import measured_step, repeat_name, split_repeat
-from .session import guard_run, open_manifest, set_up_local
-from .suite import Rounds, Step, Suite, Sweep, split_rate
+from .session import guard_run, open_manifest, ready_run, set_up_local
+from .suite import Rounds, Step, Suite, Sweep, load_suite, parse_param, split_rate
 from .tables import format_bw, format_iops
-from .target import purge
+from .target import check_file_size
 from .units import format_size
 
+if TYPE_CHECKING:
+    from .fleet.store import Fleet
+    from .fleet.targets import Mode
+
 __all__ = [
+    "Finished",
+    "PreparedRun",
     "RunHook",
     "RunInterrupted",
+    "RunOptions",
     "StepFailed",
     "SuiteSteps",
     "check_fits",
     "check_job_files",
     "default_file_size",
+    "prepare_run",
+    "run",
     "run_suite",
     "step_headline",
     "suite_jobs",
@@ -67,16 +76,6 @@ __all__ = [
 
 DEFAULT_FILE_BYTES = 2**30
 OnError = Literal["stop", "continue"]
-
-
-def ready_run(manifest: Manifest, purge_first: bool) -> None:
-    """A new run's last preparation of its target: purged with ``purge_first``, fio's
-    clocksource pinned; a resumed run (steps recorded) keeps how it started."""
-    assert manifest.target is not None
-    if not manifest.steps:
-        if purge_first:
-            manifest.purge = purge(manifest.target)
-        manifest.fio_clocksource = pinned_clocksource(manifest.host)
 
 
 def default_file_size(suite: Suite, scale: float = 1.0) -> int:
@@ -631,3 +630,166 @@ def run_suite(
                 executor, on_error, max_spread_pct=max_spread_pct, max_repeats=max_repeats
             ).run(suite)
     return manifest
+
+
+@dataclasses.dataclass(frozen=True)
+class RunOptions:
+    """What ``ssdlab run`` is asked, typed: the options of the same names. ``suite`` is a
+    built-in suite's name or a suite file; ``params`` the ``--set`` overrides as written
+    (``name=value``); ``targets`` the ``--target``'s (none: a temporary file; several: one
+    results directory each under ``out``); ``hosts`` the ``--hosts`` list or file;
+    ``max_spread_pct`` ``--max-spread`` in percent."""
+
+    suite: str | Path
+    out: Path
+    targets: Sequence[Path] = ()
+    targets_mode: Mode | None = None
+    target_size: int | None = None
+    label: str | None = None
+    destroy_data: str | None = None
+    purge: bool = False
+    scale: float = 1.0
+    params: Sequence[str] = ()
+    allow_fio_options: Sequence[str] = ()
+    on_error: OnError = "stop"
+    hosts: str | None = None
+    repeat: int = 1
+    max_spread_pct: float | None = None
+    max_repeats: int = 10
+    fill_first: str | None = None
+    smart: str = "auto"
+    power: str | None = None
+    power_interval_s: float = 1.0
+
+
+@dataclasses.dataclass(frozen=True)
+class PreparedRun:
+    """A run's options checked and its suite built: loaded with its ``--set`` overrides,
+    scaled, with its fill first and its repeats (what :func:`run` runs and
+    :func:`ssdlab.plan.plan` plans). ``params``: the overrides as written, as the manifest
+    records them; ``mode``: how several targets run."""
+
+    options: RunOptions
+    suite: Suite
+    params: dict[str, str]
+    mode: Mode
+
+
+def prepare_run(options: RunOptions) -> PreparedRun:
+    """``options`` checked (SsdlabError naming the option that cannot be) and the suite they
+    ask for built."""
+    o = options
+    if o.scale <= 0:
+        raise SsdlabError("--scale must be positive")
+    params = dict(parse_param(p) for p in o.params)
+    given = dict(p.split("=", 1) for p in o.params)  # recorded as the user wrote them
+    suite = load_suite(o.suite, params, allow_fio_options=o.allow_fio_options).scaled(o.scale)
+    if o.fill_first:
+        from .fill import fill_first
+
+        suite = fill_first(suite, o.fill_first)
+    if o.max_spread_pct is not None and o.repeat < 2:
+        raise SsdlabError("--max-spread needs --repeat 2 or more (a spread needs repeats)")
+    if o.max_spread_pct is not None and o.hosts:
+        raise SsdlabError("--max-spread does not apply with --hosts (use --repeat alone)")
+    if o.repeat > 1:
+        from .repeat import repeat_suite
+
+        suite = repeat_suite(suite, o.repeat)
+    if o.target_size is not None:
+        check_file_size(o.target_size)
+    if o.hosts and (o.targets or o.purge):
+        raise SsdlabError(
+            "with --hosts each host's target is in the list (HOST=TARGET); "
+            "--target and --purge do not apply"
+        )
+    if o.targets_mode is not None and len(o.targets) < 2:
+        raise SsdlabError("--targets-mode applies to two or more --target")
+    mode = o.targets_mode or "lockstep"
+    if len(o.targets) > 1:
+        from .fleet.targets import check_mode
+
+        check_mode(mode, o.max_spread_pct)
+    return PreparedRun(o, suite, given, mode)
+
+
+@dataclasses.dataclass(frozen=True)
+class Finished:
+    """What :func:`run` ran: a single run's ``manifest``, or the ``fleet`` of several
+    targets or hosts; ``summary`` says it in one line."""
+
+    summary: str
+    manifest: Manifest | None = None
+    fleet: Fleet | None = None
+
+
+def run(options: RunOptions, console: Console | None = None) -> Finished:
+    """Run what ``options`` ask for, as ``ssdlab run`` does: on one target
+    (:func:`run_suite`), on several targets of this machine
+    (:func:`~ssdlab.fleet.targets.run_targets`) or on fio servers (``hosts``:
+    :func:`~ssdlab.fleet.run.run_fleet`), with the telemetry ``smart`` and ``power`` ask
+    for. ``console`` shows the progress (default: stderr)."""
+    from .telemetry.hooks import telemetry_hooks
+
+    prepared = prepare_run(options)
+    o, suite, mode = options, prepared.suite, prepared.mode
+    hooks = telemetry_hooks(o.smart, o.power, o.power_interval_s)  # a wrong option fails now
+    if len(o.targets) > 1:
+        from .fleet.targets import run_targets
+
+        fleet = run_targets(
+            suite,
+            o.targets,
+            o.out,
+            mode=mode,
+            label=o.label,
+            target_size=o.target_size,
+            destroy_data=o.destroy_data,
+            purge_first=o.purge,
+            on_error=o.on_error,
+            scale=o.scale,
+            params=prepared.params,
+            hooks=lambda: telemetry_hooks(o.smart, o.power, o.power_interval_s),
+            console=console,
+            max_spread_pct=o.max_spread_pct,
+            max_repeats=o.max_repeats,
+        )
+        count = plural(fleet.members.height, "target")
+        return Finished(
+            f"{count} complete ({mode}); results in {o.out} ({FLEET_FILE})", None, fleet
+        )
+    if o.hosts:
+        from .fleet import parse_hosts, run_fleet
+
+        fleet = run_fleet(
+            suite,
+            parse_hosts(o.hosts),
+            o.out,
+            label=o.label,
+            target_size=o.target_size,
+            destroy_data=o.destroy_data,
+            on_error=o.on_error,
+            scale=o.scale,
+            params=prepared.params,
+            hooks=hooks,
+            console=console,
+        )
+        count = plural(fleet.members.height, "host")
+        return Finished(f"{count} complete; results in {o.out} ({FLEET_FILE})", None, fleet)
+    manifest = run_suite(
+        suite,
+        o.out,
+        target=o.targets[0] if o.targets else None,
+        target_size=o.target_size,
+        label=o.label,
+        destroy_data=o.destroy_data,
+        purge_first=o.purge,
+        on_error=o.on_error,
+        scale=o.scale,
+        params=prepared.params,
+        hooks=hooks,
+        console=console,
+        max_spread_pct=o.max_spread_pct,
+        max_repeats=o.max_repeats,
+    )
+    return Finished(f"{plural(len(manifest.steps), 'step')} complete; results in {o.out}", manifest)

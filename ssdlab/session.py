@@ -3,8 +3,9 @@
 Every runner (a suite, ACT trials, each member of a fleet) starts the same way: a results
 directory guarded by :func:`guard_run` (lock, signals, space in reserve), a manifest opened by
 :func:`new_manifest` or resumed (refused when it is another run), a target planned and
-prepared (:func:`set_up_local`; a fleet judges remote targets instead) and
-:func:`stamp` recording what runs it. Steps then run through
+prepared (:func:`set_up_local`; a fleet judges remote targets instead), readied for its
+first step (:func:`ready_run`: purged, fio's clock pinned) and :func:`stamp` recording what
+runs it. Steps then run through
 :class:`ssdlab.execute.StepExecutor`, whose ``running()`` closes the run.
 """
 
@@ -21,14 +22,14 @@ from typing import Any
 from . import __version__
 from .atomic import write_error
 from .errors import SsdlabError
-from .fio import fio_version, raise_keyboard_interrupt
+from .fio import fio_version, pinned_clocksource, raise_keyboard_interrupt
 from .layout import FLEET_FILE, LOCK_FILE, MANIFEST, RESERVE
 from .lock import results_lock
 from .manifest import Manifest, TargetInfo, new_run_id, now
 from .repeat import split_repeat
 from .suite import Suite
 from .sysinfo import host_info
-from .target import plan_target, prepare_target, release_target
+from .target import plan_target, prepare_target, purge, release_target
 from .units import format_size
 
 #: written at the start of a run and removed to make room for the manifest when the file
@@ -191,12 +192,44 @@ def open_manifest(
     return manifest
 
 
+def resumed(out: Path, suite: str, planned: TargetInfo, what: str) -> Manifest | None:
+    """The manifest in ``out`` of a run of ``suite`` (not a suite file: ACT's trials) to
+    resume on ``planned``, None without one; refused for a fleet's root, imported results,
+    another suite's run, or ``what`` on another target."""
+    check_out(out, fleet=False)
+    if not (out / MANIFEST).exists():
+        return None
+    manifest = Manifest.load(out)
+    if manifest.source == "import":
+        raise SsdlabError(f"{out} holds imported results; use another --out for {what}")
+    if manifest.suite != suite:
+        raise SsdlabError(f"{out} holds a run of suite {manifest.suite!r}; use another --out")
+    if manifest.target is not None and (
+        differences := target_differences(manifest.target, planned)
+    ):
+        raise SsdlabError(
+            f"{out} holds {what} on {manifest.target.path}, not on this command's target: "
+            f"{'; '.join(differences)}; use another --out"
+        )
+    return manifest
+
+
 def stamp(manifest: Manifest, fio: str) -> None:
     """Record what runs the run (fio's version ``fio``, ssdlab's) and that it runs now."""
     manifest.fio_version = fio
     manifest.ssdlab_version = __version__
     manifest.status, manifest.ended = "running", None
     manifest.started = manifest.started or now()
+
+
+def ready_run(manifest: Manifest, purge_first: bool) -> None:
+    """A new run's last preparation of its target: purged with ``purge_first``, fio's
+    clocksource pinned; a resumed run (steps recorded) keeps how it started."""
+    assert manifest.target is not None
+    if not manifest.steps:
+        if purge_first:
+            manifest.purge = purge(manifest.target)
+        manifest.fio_clocksource = pinned_clocksource(manifest.host)
 
 
 def set_up_local(

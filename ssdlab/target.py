@@ -14,10 +14,10 @@ from . import fio_options
 from .atomic import write_error
 from .devices import check_readable, check_writable
 from .errors import RunInterrupted, SsdlabError
+from .layout import TEMP_TARGET
 from .manifest import TargetInfo
 from .units import format_size
 
-TEMP_TARGET = "target.tmp"
 MIN_FILE_BYTES = 16 * 2**20
 
 

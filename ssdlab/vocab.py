@@ -12,6 +12,9 @@ from typing import Literal
 Direction = Literal["read", "write", "trim"]
 #: fio's directions in ``ddir`` order: ``DIRECTIONS[ddir]``
 DIRECTIONS: tuple[Direction, ...] = ("read", "write", "trim")
+#: the two directions a mixed job shares out by ``rwmixread``
+MixDirection = Literal["read", "write"]
+MIX_DIRECTIONS: tuple[MixDirection, ...] = ("read", "write")
 
 ReadWrite = Literal[
     "read", "write", "trim", "randread", "randwrite", "randtrim",
@@ -24,6 +27,10 @@ TRIM_RW = ("trim", "randtrim")
 MIXED_RW = ("rw", "readwrite", "randrw")
 #: pure reads or pure writes: one direction each
 PURE_RW = (*READ_RW, *WRITE_RW)
+#: reads, writes or both (no trims): the modes workloads are classified in
+READ_WRITE_RW = (*PURE_RW, *MIXED_RW)
+#: fio's ``rwmixread`` (read share in %) of a mixed job that sets neither it nor rwmixwrite
+RWMIXREAD_DEFAULT = 50
 #: the directions each rw mode does I/O in
 RW_DIRECTIONS: dict[str, frozenset[Direction]] = {
     **{rw: frozenset({"read"}) for rw in READ_RW},

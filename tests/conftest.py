@@ -75,6 +75,28 @@ def ssdlab_cli(*args: str | Path, timeout: float = 300) -> subprocess.CompletedP
     )
 
 
+def plugin_package(
+    site: Path, module: str, code: str, entry_points: str, name: str | None = None
+) -> Path:
+    """An installed package in the folder ``site`` (for ``PYTHONPATH``): ``module``.py holding
+    ``code`` and the distribution ``name`` (default ``module``) 1.0 declaring
+    ``entry_points`` (the text of an ``entry_points.txt``); returns ``site``."""
+    info = site / f"{module}-1.0.dist-info"
+    info.mkdir(parents=True)
+    (site / f"{module}.py").write_text(code)
+    (info / "METADATA").write_text(f"Metadata-Version: 2.1\nName: {name or module}\nVersion: 1.0\n")
+    (info / "entry_points.txt").write_text(entry_points)
+    return site
+
+
+def python_with(site: Path, code: str) -> subprocess.CompletedProcess[str]:
+    """``python -c code`` in a fresh interpreter that finds the packages in ``site``."""
+    env = {"PYTHONPATH": str(site), "PATH": "/usr/bin:/bin"}
+    return subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, env=env, check=False
+    )
+
+
 def run_suite_text(directory: Path, text: str, label: str) -> Path:
     """Run the suite ``text`` (written to ``directory/suite.toml``) into ``directory/run``
     with the command line; the results directory."""

@@ -303,3 +303,12 @@ def test_act_guarded_fio_options_need_an_opt_in(tmp_path: Path) -> None:
     assert allowed.returncode == 0, allowed.stderr
     assert (tmp_path / "ran").exists()
     assert record(tmp_path / "o")["trials"][0]["settings"]["allowed_fio_options"] == ["exec_prerun"]
+
+
+def test_run_refuses_a_bad_target_size_in_one_line(tmp_path: Path) -> None:
+    proc = ssdlab_cli("act", "run", "--load", "1", "--out", tmp_path / "o", "--target-size", "x")
+    assert (proc.returncode, proc.stderr) == (
+        1,
+        "error: --target-size: not a size: 'x' (use e.g. 4k, 128k, 16g or a byte count)\n",
+    )
+    assert not (tmp_path / "o").exists()

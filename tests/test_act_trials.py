@@ -133,6 +133,19 @@ def test_slice_over_a_latency_limit_fails(capped_run: Path, tmp_path: Path) -> N
     assert reason == "slice 3: 6.50 % of reads >= 1 ms (limit 5 %)"
 
 
+def test_a_slice_missing_a_clones_log_is_not_judged(capped_run: Path, tmp_path: Path) -> None:
+    step = tmp_path / "step"
+    shutil.copytree(capped_run / "steps" / "001-trial-01-slice-001", step)
+    # the small-read job as 2 grouped clones: fio writes a log for each, only clone 1's is here
+    result = json.loads((step / "fio.json").read_text())
+    result["jobs"][0]["job options"] |= {"numjobs": "2", "group_reporting": "1"}
+    (step / "fio.json").write_text(json.dumps(result))
+    fio = read_fio_json(step / "fio.json")
+    missing = re.escape(str(step / "act-small-reads_clat_hist.2.log"))
+    with pytest.raises(InputError, match=rf"^{missing}: missing \(fio writes this log for every"):
+        judge_fio_slice(step, fio, slice_no=1, slice_s=1, max_lag_s=10)
+
+
 def test_bad_trial_shapes_and_directories(capped_run: Path, tmp_path: Path) -> None:
     with (
         runner(tmp_path / "a", tmp_path / "t.dat") as act,

@@ -19,7 +19,8 @@ from test_fleet import _free_port
 
 import ssdlab
 from ssdlab import results as results_module
-from ssdlab.catalog import CATALOG_DIR, catalog
+from ssdlab.catalog import catalog
+from ssdlab.layout import CATALOG_DIR
 from ssdlab.pipeline import RunContext
 from ssdlab.report import execute_notebook
 from ssdlab.report.renderer import VEGA5_MIME, VEGALITE_MIME

@@ -15,6 +15,7 @@ step   phase     Host_Writes_32MiB   NAND_Writes_32MiB   % used
 from __future__ import annotations
 
 import json
+import shutil
 from pathlib import Path
 
 import polars as pl
@@ -25,6 +26,7 @@ import ssdlab
 from ssdlab.analysis import DriveAnalysis
 from ssdlab.analysis.endurance import (
     JESD219,
+    compare_endurance,
     drive_endurance,
     parse_tb,
     project,
@@ -32,6 +34,7 @@ from ssdlab.analysis.endurance import (
     waf_by_workload,
 )
 from ssdlab.errors import InputError
+from ssdlab.manifest import Manifest
 from ssdlab.review.compare import Comparison
 from ssdlab.review.endurance import compare_endurance_section, endurance_section
 from ssdlab.telemetry.frames import SMART_SCHEMA
@@ -310,3 +313,25 @@ def test_a_rating_whose_tbw_and_dwpd_disagree_is_refused() -> None:
     assert rating(rated_tbw=7100.0, dwpd=1.0, capacity_tb=3.84).dwpd == 1
     with pytest.raises(InputError, match=r"disagree: 1 DWPD x 3.84 TB x 365 x 5 years is 7,008 TB"):
         rating(rated_tbw=100.0, dwpd=1.0, capacity_tb=3.84)
+
+
+def test_compare_endurance_sets_runs_side_by_side(tmp_path: Path, plain_run: Path) -> None:
+    """The golden telemetry run (SMART snapshots, power) with and without its drive file,
+    and a run without SMART: one column per run, labels told apart by directory."""
+    corpus = Path(__file__).parent / "fixtures" / "golden" / "corpora" / "telemetry"
+    rated, unrated = tmp_path / "rated", tmp_path / "unrated"
+    shutil.copytree(corpus, rated)
+    shutil.copytree(corpus, unrated)
+    (unrated / "drive.toml").unlink()
+    compared = compare_endurance([rated, unrated, plain_run])
+    label = Manifest.load(plain_run).label
+    assert compared.labels == ["telemetry (rated)", "telemetry (unrated)", label]
+    assert compared.empty == [plain_run]
+    items = {row[0]: row[1:] for row in compared.items.iter_rows()}
+    assert items["rated endurance (TBW)"] == (pytest.approx(7008), None, None)
+    assert items["WAF (run) (ratio)"] == (pytest.approx(1.6), pytest.approx(1.6), None)
+    assert list(items)[:2] == ["capacity (TB)", "warranty (years)"]  # the frame's item order
+    assert compared.workloads.rows() == [
+        ("randwrite-4k", 3.0, 3.0, None),
+        ("write-128k", 1.0, 1.0, None),
+    ]

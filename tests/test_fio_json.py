@@ -69,6 +69,10 @@ def test_rows_per_job_and_direction_with_workload_from_options(tmp_path: Path) -
     mix = read_fio_json(fio_json(tmp_path, "m", *CONFIGS["mix"])).jobs
     assert mix["direction"].to_list() == ["read", "write"]
     assert set(mix["rwmixread"]) == {70} and set(mix["iodepth"]) == {4}
+    by_write = read_fio_json(fio_json(tmp_path, "w", "--rw=randrw", "--rwmixwrite=30")).jobs
+    assert set(by_write["rwmixread"]) == {70}  # fio runs rwmixwrite=30 as 70/30
+    ios = dict(zip(by_write["direction"], by_write["total_ios"], strict=True))
+    assert ios["read"] > ios["write"] > 0
 
 
 @pytest.mark.parametrize(

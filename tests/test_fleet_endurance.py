@@ -18,12 +18,17 @@ from ssdlab.analysis.fleet_endurance import (
     OUTLIER_RATIO,
     FleetEndurance,
     drive_endurance,
+    fleet_figures,
+    model_endurance,
+    outliers,
+    unique_drives,
 )
 from ssdlab.errors import InputError
 from ssdlab.importer import write_frames
+from ssdlab.layout import SMART_HISTORY
 from ssdlab.review import fleet_endurance as sections
 from ssdlab.review.section import is_empty
-from ssdlab.telemetry.history import FRAME, RECORD, SNAPSHOT_SCHEMA, history_frame
+from ssdlab.telemetry.history import FRAME, SNAPSHOT_SCHEMA, history_frame
 
 UNIT = 32 * 2**20  # bytes per Intel host/NAND write unit
 T0 = 1_700_000_000
@@ -74,7 +79,7 @@ def write_history(directory: Path, rows: list[dict]) -> Path:
     """``rows`` as the directory ``ssdlab smart import`` writes."""
     frame = history_frame(pl.DataFrame(rows, schema=SNAPSHOT_SCHEMA))
     write_frames(directory, {FRAME: frame})
-    (directory / RECORD).write_text(json.dumps({"kind": FRAME}))
+    (directory / SMART_HISTORY).write_text(json.dumps({"kind": FRAME}))
     return directory
 
 
@@ -120,6 +125,24 @@ def test_model_and_firmware_medians(fleet: FleetEndurance) -> None:
     by_fw = {r["firmware"]: r for r in fleet.by_firmware.filter(model="M").iter_rows(named=True)}
     assert by_fw["F1"]["lifetime_waf_median"] == pytest.approx(1.5)
     assert by_fw["F2"]["lifetime_waf_median"] == pytest.approx((1.4 + 2.0) / 2)
+
+
+def test_a_drive_in_two_histories_counts_once(tmp_path: Path) -> None:
+    """S4 (WAF 3.1) moved to a second host whose history holds its snapshots ten days on:
+    over both histories' drives (the catalog's ``fleet_drives``) it is one drive, its row
+    the history that saw it last, and it stays the one outlier among four drives of M."""
+    first = FleetEndurance.load(write_history(tmp_path / "a", fleet_rows(3.1))).drives
+    moved = [r | {"time_s": r["time_s"] + 10 * DAY} for r in fleet_rows(3.1) if r["serial"] == "S4"]
+    second = FleetEndurance.load(write_history(tmp_path / "b", moved)).drives
+    both = pl.concat([first, second])
+    assert both.height == 6
+    once = unique_drives(both).collect()
+    assert once["serial"].to_list() == ["S1", "S2", "S3", "S5", "S4"]
+    assert once.filter(serial="S4")["last_time"].item() == second["last_time"].item()
+    assert model_endurance(both).filter(model="M")["drives"].item() == 4
+    assert fleet_figures(both)["drives"] == 5
+    found = outliers(both).filter(metric="lifetime_waf")
+    assert found["serial"].to_list() == ["S4"] and found["peers"].item() == 4
 
 
 @pytest.mark.parametrize(("x", "outlier"), [(2.9, False), (3.1, True)])

@@ -297,7 +297,7 @@ def test_impossible_histogram_rows_are_refused(
     with pytest.raises(InputError, match=rf"bad_hist\.log: line 2: {reason}"):
         read_fio_hist_log(path)
     if value == "-1":
-        with pytest.raises(InputError, match=r"bad_hist\.log: line 2: negative bin count"):
+        with pytest.raises(InputError, match=r"bad_hist\.log: line 2: a negative bin count"):
             read_hist_reads(path)
 
 

@@ -91,8 +91,9 @@ def test_a_log_of_many_chunks_reads_as_a_plain_parse(tmp_path: Path) -> None:
 @pytest.mark.parametrize(
     ("field", "reason"),
     [
-        ("12x", "malformed histogram log"),
-        ("1 2", "malformed histogram log"),
+        ("12x", "line 2: malformed histogram log"),
+        ("1 2", "line 2: malformed histogram log"),
+        ("x", "line 2: malformed histogram log"),
         ("", "line 2: a missing field"),
         ("9" * 19, r"line 2: a bin count of 2\*\*53 or more"),
         ("-3", "line 2: a negative bin count"),

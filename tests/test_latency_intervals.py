@@ -161,9 +161,10 @@ def test_a_bad_log_of_a_completed_step_is_named_and_only_its_intervals_left_out(
     time_ms, _, rest = log.read_text().split(", ", 2)
     log.write_text(f"{time_ms}, 7, {rest}")  # line 1's direction
     whole, damaged = ssdlab.load(run), ssdlab.load(copy)
-    (line,) = damaged.damaged
+    (damage,) = damaged.damaged
+    assert (damage.path, damage.left_out) == (str(log), "latency intervals")
     assert re.match(
-        rf"^{re.escape(str(log))}: line 1: a direction other.*intervals left out$", line
+        rf"^{re.escape(str(log))}: line 1: a direction other.*intervals left out$", str(damage)
     )
     assert damaged.latency_intervals.is_empty() and not whole.latency_intervals.is_empty()
     assert_frame_equal(damaged.summary, whole.summary)  # fio's own figures are all kept
@@ -185,15 +186,16 @@ def test_a_missing_thread_log_leaves_out_what_it_would_understate(
     whole, damaged = ssdlab.load(run), ssdlab.load(copy)
     assert not whole.damaged and not whole.timeseries.is_empty()
     missing = "missing (fio writes this log for every thread of the job)"
-    assert damaged.damaged == [
+    assert [str(damage) for damage in damaged.damaged] == [
         f"{gone[0]}: {missing}; step randrw-2jobs's time series left out",
         f"{gone[1]}: {missing}; step randrw-2jobs's latency intervals left out",
     ]
+    assert [damage.left_out for damage in damaged.damaged] == ["time series", "latency intervals"]
     assert damaged.timeseries.is_empty() and damaged.latency_intervals.is_empty()
     assert_frame_equal(damaged.summary, whole.summary)  # fio's own figures are all kept
     steps = [record.index for record in whole.manifest.steps]
-    assert not hist_log_bins_frame(run, whole.manifest, steps).is_empty()
-    assert hist_log_bins_frame(copy, damaged.manifest, steps).is_empty()
+    assert not hist_log_bins_frame(whole.steps, steps).is_empty()
+    assert hist_log_bins_frame(damaged.steps, steps).is_empty()
 
     report = import_results([step], tmp_path / "imported")
     skipped = {s.path: s.reason for s in report.skipped}

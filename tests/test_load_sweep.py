@@ -8,6 +8,7 @@ from __future__ import annotations
 import json
 import re
 import shutil
+import subprocess
 from pathlib import Path
 
 import polars as pl
@@ -16,7 +17,9 @@ from conftest import ssdlab_cli
 
 from ssdlab.analysis.drive import DriveAnalysis
 from ssdlab.analysis.load import dirth, load_sweeps
+from ssdlab.analysis.workloads import classify
 from ssdlab.errors import SuiteError
+from ssdlab.importer import import_results
 from ssdlab.results import load
 from ssdlab.review.compare import Comparison
 from ssdlab.review.load import compare_load_section, dirth_section, load_section
@@ -465,6 +468,27 @@ def test_snia_dirth_runs_reduced_at_tiny_scale(tmp_path: Path) -> None:
     for part in section.charts:
         part.to_json()
     assert load_section(DriveAnalysis(results)).missing.startswith("No load sweeps")
+
+
+def test_a_mix_without_rwmixread_is_fios_50_50_everywhere(tmp_path: Path) -> None:
+    """fio runs a randrw job that sets no rwmixread 50/50: the DIRTH grid of such jobs
+    (imported, as a user's own fio outputs) is labelled so, as classify labels them, not as
+    writes."""
+    tree = tmp_path / "tree"
+    tree.mkdir()
+    for jobs, depth in [(1, 1), (1, 2), (2, 1), (2, 2)]:
+        subprocess.run(
+            ["fio", "--name=mix", "--ioengine=null", "--size=1m", "--rw=randrw",
+             f"--numjobs={jobs}", f"--iodepth={depth}", "--output-format=json+",
+             f"--output={tree / f'mix-{jobs}-{depth}.json'}"],
+            check=True, capture_output=True,
+        )  # fmt: skip
+    import_results([tree], tmp_path / "imported")
+    results = load(tmp_path / "imported")
+    assert set(results.summary["rwmixread"]) == {50}
+    cells = dirth(results).cells
+    assert cells.height == 4 and set(cells["workload"]) == {"4K random 50/50"}
+    assert set(classify(results.summary)["workload"]) == {"4K random 50/50"}
 
 
 def test_the_knee_is_the_last_load_before_p99_doubles_and_none_when_it_never_does() -> None:

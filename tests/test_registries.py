@@ -10,6 +10,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from conftest import plugin_package, python_with
 from golden import CORPORA, ROOT
 
 from ssdlab.errors import InputError
@@ -72,20 +73,7 @@ FAN = Format("fan", "fan", read_fan, lambda probe: probe.head.startswith("FAN"))
 
 
 def _package(tmp_path: Path, entry_points: str) -> Path:
-    site = tmp_path / "site"
-    info = site / "ssdlab_fan-1.0.dist-info"
-    info.mkdir(parents=True)
-    (site / "ssdlab_fan.py").write_text(PLUGIN)
-    (info / "METADATA").write_text("Metadata-Version: 2.1\nName: ssdlab-fan\nVersion: 1.0\n")
-    (info / "entry_points.txt").write_text(entry_points)
-    return site
-
-
-def _python(site: Path, code: str) -> subprocess.CompletedProcess[str]:
-    env = {"PYTHONPATH": str(site), "PATH": "/usr/bin:/bin"}
-    return subprocess.run(
-        [sys.executable, "-c", code], capture_output=True, text=True, env=env, check=False
-    )
+    return plugin_package(tmp_path / "site", "ssdlab_fan", PLUGIN, entry_points, "ssdlab-fan")
 
 
 def test_a_package_adds_a_frame_builder_and_a_format_through_entry_points(tmp_path: Path) -> None:
@@ -101,7 +89,7 @@ def test_a_package_adds_a_frame_builder_and_a_format_through_entry_points(tmp_pa
         f"name = detect({str(tmp_path / 'fan.txt')!r}).name\n"
         "print(json.dumps([r.fan['step_index'].to_list(), steps, name]))"
     )
-    proc = _python(site, code)
+    proc = python_with(site, code)
     assert proc.returncode == 0, proc.stderr
     fan, steps, name = json.loads(proc.stdout)
     assert fan == steps == [1, 2] and name == "fan"
@@ -109,7 +97,7 @@ def test_a_package_adds_a_frame_builder_and_a_format_through_entry_points(tmp_pa
 
 def test_a_broken_plugin_is_an_error_naming_it(tmp_path: Path) -> None:
     site = _package(tmp_path, "[ssdlab.frames]\nfan = ssdlab_fan:no_such_builder\n")
-    proc = _python(site, f"import ssdlab; ssdlab.load({str(CORPORA / 'telemetry')!r})")
+    proc = python_with(site, f"import ssdlab; ssdlab.load({str(CORPORA / 'telemetry')!r})")
     assert proc.returncode != 0
     assert (
         "frame builder 'fan' (ssdlab_fan:no_such_builder, entry point group 'ssdlab.frames')"
@@ -121,10 +109,13 @@ def test_a_plugin_for_another_version_is_one_line_naming_it(tmp_path: Path) -> N
     site = _package(tmp_path, "[ssdlab.frames]\nold = ssdlab_fan:old_builder\n")
     run = str(CORPORA / "telemetry")
     code = f"import sys; from ssdlab.cli import main; sys.exit(main(['summary', {run!r}]))"
-    proc = _python(site, code)
+    proc = python_with(site, code)
     assert proc.returncode == 1 and "Traceback" not in proc.stderr, proc.stderr
     assert proc.stderr.startswith("error: ") and len(proc.stderr.strip().splitlines()) == 1
-    assert "frame builder 'old' (ssdlab_fan:old_builder) failed: TypeError(" in proc.stderr
+    assert (
+        "frame builder 'old' (ssdlab_fan:old_builder, entry point group 'ssdlab.frames') "
+        "failed: TypeError(" in proc.stderr
+    )
 
 
 def test_lazy_public_names_stay_what_they_are() -> None:

@@ -26,8 +26,10 @@ from ssdlab.analysis.repeats import (
     lead,
     median_repeats,
     percentile_intervals,
+    planned_repeats,
     power_figures,
     repeat_figures,
+    repeats_found,
     t975,
     with_repeats,
 )
@@ -292,6 +294,27 @@ def _spread(out: Path, stem: str) -> tuple[int, float | None]:
         .agg(pl.col("iops").sum())
     )
     return totals.height, interval(totals["iops"].to_list()).spread_pct
+
+
+def test_planned_repeats_come_from_the_suite_when_a_run_stopped_early(repeated: Path) -> None:
+    """The run stopped before the mix step's third repeat: its suite still plans three, and
+    two are found; a definition this version cannot read plans no more than was recorded."""
+    results = ssdlab.load(repeated)
+    assert planned_repeats(results.manifest) == {
+        "fill": 1, "randread-4k": 3, "randwrite-4k": 3, "randread-4k-qd2": 3, "randrw-4k": 3,
+    }  # fmt: skip
+    stopped = results.manifest.model_copy(update={"steps": results.manifest.steps[:-1]})
+    assert results.manifest.steps[-1].name == "randrw-4k.rep3"
+    planned = planned_repeats(stopped)
+    assert planned["randrw-4k"] == 3
+    steps = per_step(results.summary).filter(pl.col("step") != "randrw-4k.rep3")
+    found = {row["step"]: row for row in repeats_found(steps, planned).iter_rows(named=True)}
+    assert list(found) == ["fill", "randread-4k", "randwrite-4k", "randread-4k-qd2", "randrw-4k"]
+    assert found["fill"]["names"] == ["fill"] and found["fill"]["planned"] == 1
+    mix = found["randrw-4k"]
+    assert (mix["names"], mix["found"], mix["planned"]) == (["randrw-4k", "randrw-4k.rep2"], 2, 3)
+    unreadable = stopped.model_copy(update={"suite_definition": {"steps": "not a list"}})
+    assert planned_repeats(unreadable)["randrw-4k"] == 2
 
 
 def test_max_spread_runs_more_repeats_until_the_spread_is_under_it(tmp_path: Path) -> None:
@@ -565,7 +588,7 @@ def test_repeats_whose_first_is_left_out_still_count_as_its_repeats(
     assert record is not None and record.dir is not None
     (copy / "steps" / record.dir / "fio.json").unlink()
     results = ssdlab.load(copy)
-    assert [line.endswith("step randrw-4k left out") for line in results.damaged] == [True]
+    assert [(d.step, d.left_out) for d in results.damaged] == [("randrw-4k", "step")]
     steps = per_step(results.summary)
     survivors = steps.filter(_of("randrw-4k")).group_by("step_index").agg(pl.col("iops").sum())
     assert survivors.height == 2

@@ -19,10 +19,10 @@ from conftest import ssdlab_cli
 
 from ssdlab.errors import InputError
 from ssdlab.formats import Probe
+from ssdlab.layout import SMART_HISTORY
 from ssdlab.telemetry import SmartRecord
 from ssdlab.telemetry.history import (
     FRAME,
-    RECORD,
     SCHEMA,
     SNAPSHOT_SCHEMA,
     history_frame,
@@ -343,7 +343,7 @@ def test_bad_files_are_listed_one_line_each_and_the_fifo_is_skipped(imported) ->
     assert set(lines) == set(tree.bad)
     for path, reason in tree.bad.items():
         assert reason in lines[path] and "\n" not in lines[path]
-    record = json.loads((report.out / RECORD).read_text())
+    record = json.loads((report.out / SMART_HISTORY).read_text())
     assert record["skipped"] == [str(s) for s in report.skipped]
     assert record["snapshots"] == report.snapshots
 
@@ -546,7 +546,7 @@ def test_a_capture_dropped_for_another_at_the_same_time_is_a_skipped_file(tmp_pa
         f"same drive and capture time as {tmp_path / 'in' / 'a.json'} but other "
         "host_written_bytes: only the first is kept"
     )
-    record = json.loads((tmp_path / "out" / RECORD).read_text())
+    record = json.loads((tmp_path / "out" / SMART_HISTORY).read_text())
     assert record["skipped"] == [str(skipped)]
 
 

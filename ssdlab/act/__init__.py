@@ -1,7 +1,7 @@
 """Aerospike Certification Tool (ACT) storage workload: native logs, latency tables and the
 pass rule (as ``act_latency.py``), ACT's derived rates, a fio emulation of the workload run
-slice by slice into results directories (:class:`TrialTiming` and :func:`fio_settings` give a
-trial ACT's defaults), the search for a drive's ACT score, and native logs added to results
+slice by slice into results directories (:func:`~ssdlab.act.run.act_trials` runs trials with
+ACT's defaults), the search for a drive's ACT score, and native logs added to results
 directories (:func:`ssdlab.act.imports.import_act_log`)."""
 
 from __future__ import annotations
@@ -12,14 +12,23 @@ from ..lazy import lazy_exports
 
 if TYPE_CHECKING:
     from .histogram import edge_bin_ns, hist_log_table
-    from .latency import ACT_LIMITS, format_table, latency_table, passes
+    from .latency import (
+        ACT_LIMITS,
+        LatencyReport,
+        format_table,
+        latency_report,
+        latency_table,
+        passes,
+    )
     from .log import ActLog, read_act_log
+    from .run import ActTrials, act_trials
     from .search import Search, find_score
     from .trials import ActRecord, FioSettings, SliceResult, Trial, native_trial
     from .workload import (
         ActConfig,
         DerivedConfig,
         TrialTiming,
+        act_config,
         derive,
         fio_jobs,
         fio_settings,
@@ -32,12 +41,16 @@ _PUBLIC = {
     "ActConfig": ".workload",
     "ActLog": ".log",
     "ActRecord": ".trials",
+    "ActTrials": ".run",
     "DerivedConfig": ".workload",
     "FioSettings": ".trials",
+    "LatencyReport": ".latency",
     "Search": ".search",
     "SliceResult": ".trials",
     "Trial": ".trials",
     "TrialTiming": ".workload",
+    "act_config": ".workload",
+    "act_trials": ".run",
     "derive": ".workload",
     "edge_bin_ns": ".histogram",
     "find_score": ".search",
@@ -46,6 +59,7 @@ _PUBLIC = {
     "format_derived": ".workload",
     "format_table": ".latency",
     "hist_log_table": ".histogram",
+    "latency_report": ".latency",
     "latency_table": ".latency",
     "native_trial": ".trials",
     "passes": ".latency",
@@ -56,12 +70,16 @@ __all__ = [
     "ActConfig",
     "ActLog",
     "ActRecord",
+    "ActTrials",
     "DerivedConfig",
     "FioSettings",
+    "LatencyReport",
     "Search",
     "SliceResult",
     "Trial",
     "TrialTiming",
+    "act_config",
+    "act_trials",
     "derive",
     "edge_bin_ns",
     "find_score",
@@ -70,6 +88,7 @@ __all__ = [
     "format_derived",
     "format_table",
     "hist_log_table",
+    "latency_report",
     "latency_table",
     "native_trial",
     "passes",

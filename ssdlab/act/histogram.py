@@ -1,6 +1,6 @@
 """ACT-style slice tables from fio histogram logs (``write_hist_log`` + ``log_hist_msec``).
 
-Rows, bins and their edges are fio's (see :mod:`ssdlab.io.fio_hist`): a row holds the
+Rows, bins and their edges are fio's, read by :mod:`ssdlab.io.fio_hist`: a row holds the
 completions of one direction since its previous row, in log-linear bins ~1.6 % wide
 (``log_hist_coarseness=c`` sums 2^c of them); only read rows are used.
 
@@ -23,14 +23,13 @@ import numpy as np
 import polars as pl
 
 from ..errors import InputError
-from ..io.fio_hist import GROUPS, PLAT_VAL, bin_edges, bin_layout
+from ..io.fio_hist import GROUPS, PLAT_VAL, bin_edges, read_fio_hist_rows
 from ..io.fio_log import EPOCH_MS_MIN
-from ..io.text import read_text
+from ..vocab import DIRECTIONS
 from .latency import ACT_SLICE_S, pct_column, slice_table
 
 FIO_HIST_BINS = GROUPS[3] * PLAT_VAL  # fio 3.x: 1856 bins
-_HEADER_COLUMNS = 3  # time_ms, ddir, bs
-_READ = 0
+_READ = DIRECTIONS.index("read")  # fio's ddir
 
 
 @dataclass(frozen=True)
@@ -57,39 +56,18 @@ def edge_bin_ns(threshold_ms: float, n_bins: int = FIO_HIST_BINS) -> tuple[float
 
 def read_hist_reads(path: str | Path) -> HistReads:
     """The read rows of a fio histogram log (fio 3.x or 2.x, any coarseness, times relative
-    to the job's start). A last line cut short (log copied while fio ran) is ignored; an
-    empty log has no rows of fio 3.x's 1856 bins; a negative count rejects the log."""
-    path = Path(path)
-    lines = read_text(path, "a fio histogram log").splitlines()
-    times: list[int] = []
-    rows: list[np.ndarray] = []
-    width = _HEADER_COLUMNS + FIO_HIST_BINS  # an empty log: fio 3.x
-    for lineno, line in enumerate(lines, start=1):
-        try:
-            row = np.fromstring(line, dtype=np.int64, sep=",")
-        except ValueError:
-            row = np.empty(0, dtype=np.int64)
-        if lineno == 1:
-            try:
-                bin_layout(row.size - _HEADER_COLUMNS)
-            except ValueError as exc:
-                raise InputError(
-                    f"{path}: {row.size} columns is not a fio histogram log ({exc})"
-                ) from None
-            width = row.size
-        if row.size != width:
-            if lineno == len(lines):
-                break
-            raise InputError(f"{path}: line {lineno}: not a histogram row like line 1")
-        if (row[_HEADER_COLUMNS:] < 0).any():
-            raise InputError(f"{path}: line {lineno}: negative bin count")
-        if row[0] >= EPOCH_MS_MIN:
-            raise InputError(f"{path}: epoch timestamps (log_unix_epoch=1) are not supported")
-        if row[1] == _READ:
-            times.append(int(row[0]))
-            rows.append(row[_HEADER_COLUMNS:])
-    bins = np.vstack(rows) if rows else np.zeros((0, width - _HEADER_COLUMNS), dtype=np.int64)
-    return HistReads(path, np.array(times, dtype=np.int64), bins)
+    to the job's start), as :func:`~ssdlab.io.fio_hist.read_fio_hist_rows` reads the log (a
+    last line cut short is dropped; an empty log has no rows of fio 3.x's 1856 bins)."""
+    log = read_fio_hist_rows(path)
+    if log.heads.size and log.heads[:, 0].max() >= EPOCH_MS_MIN:
+        raise InputError(f"{path}: epoch timestamps (log_unix_epoch=1) are not supported")
+    reads = np.flatnonzero(log.heads[:, 1] == _READ)
+    at = np.full(len(log.heads), -1)  # each row's place among the read rows
+    at[reads] = np.arange(reads.size)
+    keep = at[log.row] >= 0
+    bins = np.zeros((reads.size, log.meta["n_bins"]), dtype=np.int64)
+    bins[at[log.row[keep]], log.bin[keep]] = log.count[keep]
+    return HistReads(Path(path), log.heads[reads, 0], bins)
 
 
 def over_counts(bins: np.ndarray, thresholds_ms: Sequence[float]) -> dict[str, list[int]]:

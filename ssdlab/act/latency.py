@@ -17,11 +17,17 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING
 
 import polars as pl
 
-from ..errors import InputError
-from .log import ActLog
+from ..errors import InputError, SsdlabError
+from .log import ActLog, read_act_log
+
+if TYPE_CHECKING:
+    from .trials import TrialStatus
 
 #: ACT's pass rule for the ``reads`` histogram: percent of reads at or over T ms must stay
 #: strictly below these limits in every slice (classically 1-hour slices).
@@ -171,3 +177,60 @@ def passes(table: pl.DataFrame, limits: Mapping[float, float] = ACT_LIMITS) -> p
         .select("histogram", "slice", **checks)
         .with_columns(passed=pl.all_horizontal(*checks))
     )
+
+
+@dataclass(frozen=True)
+class LatencyReport:
+    """An ACT log's act_latency.py table and ACT's verdict on it (:func:`latency_report`).
+
+    ``table``: None when ACT stopped (an ERROR) before the first slice ended. ``status`` and
+    ``reason``: the verdict on the ``reads`` histogram (a native trial's, see
+    :func:`~ssdlab.act.trials.native_trial`), ``failed`` with the ERROR when the log has no
+    ``reads`` histogram but stopped with one, None when there is nothing to judge.
+    """
+
+    log: ActLog
+    table: pl.DataFrame | None
+    status: TrialStatus | None
+    reason: str
+
+    @property
+    def failed(self) -> bool:
+        """The log fails ACT's rule: a slice over a limit, can't keep up, or an ERROR."""
+        return self.status in ("failed", "cant_keep_up")
+
+
+def latency_report(
+    path: Path,
+    *,
+    slice_s: int = ACT_SLICE_S,
+    thresholds_ms: Sequence[float] = (1, 8, 64),
+    histograms: Sequence[str] | None = None,
+) -> LatencyReport:
+    """The table of ``histograms`` (default: every one in the log) of the ACT log ``path``
+    at ``slice_s``-second slices and ``thresholds_ms``, and ACT's verdict, as
+    ``ssdlab act latency`` prints them; SsdlabError naming the log for a slice or threshold
+    the log cannot be cut by."""
+    from .trials import native_trial  # trials imports this module's table arithmetic
+
+    log = read_act_log(path)
+    trial = None
+    try:
+        trial = native_trial(log, slice_s=slice_s) if "reads" in log.histogram_names else None
+        table: pl.DataFrame | None = pl.concat(
+            [
+                latency_table(log, h, slice_s, thresholds_ms)
+                for h in histograms or log.histogram_names
+            ]
+        )
+    except ValueError as exc:
+        raise SsdlabError(f"{path}: {exc}") from None
+    except InputError:
+        if not log.errors:
+            raise
+        table = None  # ACT stopped before the first slice ended
+    if trial is not None:
+        return LatencyReport(log, table, trial.status, trial.reason)
+    if log.errors:
+        return LatencyReport(log, table, "failed", log.errors[0])
+    return LatencyReport(log, table, None, "")

@@ -16,6 +16,8 @@ from __future__ import annotations
 
 import contextlib
 import math
+from collections.abc import Collection, Mapping
+from dataclasses import dataclass
 from pathlib import Path
 from types import TracebackType
 
@@ -24,11 +26,12 @@ from rich.console import Console
 from ..errors import SsdlabError
 from ..execute import LocalFio, RunHook, RunInterrupted, StepExecutor, StepFailed
 from ..fio import fio_binary
-from ..layout import MANIFEST
-from ..manifest import Manifest, TargetInfo, now
+from ..manifest import Manifest, now
 from ..progress import RunDisplay
 from ..runner import DEFAULT_FILE_BYTES
-from ..session import guard_run, new_manifest, set_up_local, target_differences
+from ..session import guard_run, new_manifest, resumed, set_up_local
+from ..target import check_file_size
+from .search import Search, find_score
 from .trials import (
     VERDICTS,
     ActRecord,
@@ -38,32 +41,18 @@ from .trials import (
     TrialStatus,
     judge_fio_slice,
 )
-from .workload import ActConfig, derive, fio_jobs, format_derived
+from .workload import (
+    ActConfig,
+    TrialTiming,
+    act_config,
+    derive,
+    fio_jobs,
+    fio_settings,
+    format_derived,
+)
 
 SUITE = "act"
-
-
-def _open_manifest(
-    out: Path, label: str | None, target: Path | None, planned: TargetInfo
-) -> Manifest:
-    """A new ACT run, or the one in ``out`` when it holds ACT trials on this target."""
-    if not (out / MANIFEST).exists():
-        return new_manifest(
-            SUITE, "Aerospike ACT storage workload emulated with fio", label, target
-        )
-    manifest = Manifest.load(out)
-    if manifest.source == "import":
-        raise SsdlabError(f"{out} holds imported results; use another --out for ACT trials")
-    if manifest.suite != SUITE:
-        raise SsdlabError(f"{out} holds a run of suite {manifest.suite!r}; use another --out")
-    if manifest.target is not None and (
-        differences := target_differences(manifest.target, planned)
-    ):
-        raise SsdlabError(
-            f"{out} holds ACT trials on {manifest.target.path}, not on this command's "
-            f"target: {'; '.join(differences)}; use another --out"
-        )
-    return manifest
+DESCRIPTION = "Aerospike ACT storage workload emulated with fio"
 
 
 class ActRunner:
@@ -84,6 +73,8 @@ class ActRunner:
         hooks: list[RunHook] | None = None,
         console: Console | None = None,
     ) -> None:
+        if target_size is not None:
+            check_file_size(target_size)
         binary = fio_binary()
         self.out = out
 
@@ -107,7 +98,10 @@ class ActRunner:
                 writes=True,
                 destroy_data=destroy_data,
                 binary=binary,
-                open_run=lambda planned: _open_manifest(out, label, target, planned),
+                open_run=lambda planned: (
+                    resumed(out, SUITE, planned, "ACT trials")
+                    or new_manifest(SUITE, DESCRIPTION, label, target)
+                ),
                 ready=ready,
             )
             self._stack = stack.pop_all()
@@ -251,3 +245,93 @@ class ActRunner:
             f"{result.read_rate:,.0f} of {result.requested_read_rate:,.0f} reads/s: {status}"
         )
         return judged
+
+
+@dataclass
+class ActTrials:
+    """Trials of one fio emulation of ACT (``settings`` and ``timing`` fixed) in one results
+    directory, made by :func:`act_trials`; a context manager, as :class:`ActRunner`."""
+
+    runner: ActRunner
+    settings: FioSettings
+    timing: TrialTiming
+
+    def __enter__(self) -> ActTrials:
+        self.runner.__enter__()
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self.runner.__exit__(exc_type, exc, tb)
+
+    def trial(self, load: float) -> Trial:
+        """The trial at ``load`` (x the 1x load): one judged earlier, else a new run."""
+        timing = self.timing
+        return self.runner.trial(
+            load, self.settings, duration_s=timing.duration_s, slice_s=timing.slice_s
+        )
+
+    def score(
+        self, *, start: float | None = None, resolution: float = 1.0, max_load: float = 1024.0
+    ) -> Search:
+        """The drive's ACT score, the highest load that passes (:func:`find_score`, one trial
+        per load it tries); SsdlabError for a load or resolution that is not positive."""
+        try:
+            return find_score(
+                lambda load: self.trial(load).status == "passed",
+                start=start,
+                resolution=resolution,
+                max_load=max_load,
+            )
+        except ValueError as exc:
+            raise SsdlabError(str(exc)) from None
+
+
+def act_trials(
+    out: Path,
+    *,
+    settings: Mapping[str, str] | None = None,
+    duration_s: int | None = None,
+    slice_s: int | None = None,
+    hist_msec: int | None = None,
+    small_read_jobs: int | None = None,
+    ioengine: str = "psync",
+    fio_options: Mapping[str, str] | None = None,
+    allow_fio_options: Collection[str] = (),
+    max_lag_s: float | None = None,
+    target: Path | None = None,
+    target_size: int | None = None,
+    label: str | None = None,
+    destroy_data: str | None = None,
+    console: Console | None = None,
+) -> ActTrials:
+    """ACT trials into ``out`` with ACT's defaults for what is not given: ``settings`` by
+    ACT's names with values as text (``{"record-bytes": "1500"}``, :func:`act_config`;
+    rates are the 1x load), the timing of :meth:`TrialTiming.of`, the fio settings of
+    :func:`fio_settings` (``max_lag_s``: max-lag-sec). Everything is checked before the
+    results directory is locked and the target (default: a temporary file of 1 GiB) set
+    up, as :class:`ActRunner` does."""
+    config = act_config(settings or {})
+    timing = TrialTiming.of(config, duration_s=duration_s, slice_s=slice_s, hist_msec=hist_msec)
+    fio = fio_settings(
+        config,
+        timing,
+        small_read_jobs=small_read_jobs,
+        ioengine=ioengine,
+        options=fio_options,
+        allow_fio_options=allow_fio_options,
+        max_lag_s=max_lag_s,
+    )
+    runner = ActRunner(
+        out,
+        target=target,
+        target_size=target_size,
+        label=label,
+        destroy_data=destroy_data,
+        console=console,
+    )
+    return ActTrials(runner, fio, timing)

@@ -38,7 +38,7 @@ from ..errors import InputError, SuiteError
 from ..io.fio_json import FioJson
 from ..io.text import read_bytes
 from ..layout import ACT_RECORD, FIO_JSON
-from ..logs import find_job_logs, job_options
+from ..logs import MISSING_LOG, job_logs, job_options
 from ..pipeline import result_jobs
 from ..units import parse_size
 from ..vocab import DIRECTIONS
@@ -191,10 +191,15 @@ def judge_fio_slice(
     """Judge one slice run by fio: the slice, why it failed (None if it passed) and the
     status it gives its trial (``passed`` meaning "go on").
 
-    Reads come from the small-read jobs' histogram logs, summed over the clones.
+    Reads come from the small-read jobs' histogram logs, summed over the clones; a clone's
+    log that is missing is an InputError naming it (never a sum over the others).
     """
     jobs = result_jobs(fio, step_dir / FIO_JSON)
-    logs = [log for log in find_job_logs(fio.meta, step_dir) if log.kind == "clat_hist"]
+    found, missing = job_logs(fio.meta, step_dir)
+    if gaps := [log.path for log in missing if log.kind == "clat_hist"]:
+        more = f" (and {len(gaps) - 1} more)" if len(gaps) > 1 else ""
+        raise InputError(f"{gaps[0]}{more}: {MISSING_LOG}; the slice is not judged without it")
+    logs = [log for log in found if log.kind == "clat_hist"]
     if not logs:
         raise InputError(f"{step_dir}: no small-read histogram logs (write_hist_log)")
     reads = [read_hist_reads(log.path) for log in logs]

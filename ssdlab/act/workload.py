@@ -19,10 +19,10 @@ from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 from .. import fio_options
-from ..errors import SuiteError
+from ..errors import SsdlabError, SuiteError
 from .latency import ACT_SLICE_S
 from .log import typed_value
 
@@ -120,6 +120,17 @@ class ActConfig(BaseModel):
         if not _power_of_2(self.min_io_bytes):
             raise ValueError("min-io-bytes must be a power of 2")
         return self
+
+
+def act_config(settings: Mapping[str, str]) -> ActConfig:
+    """:meth:`ActConfig.from_settings`, with SsdlabError naming the first setting that does
+    not validate as ``--set NAME`` takes it (``--set record-bytes: ...``)."""
+    try:
+        return ActConfig.from_settings(settings)
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        where = " ".join(["--set", *map(str, first["loc"])])
+        raise SsdlabError(f"{where}: {first['msg']}") from None
 
 
 @dataclass(frozen=True)

@@ -33,9 +33,10 @@ if TYPE_CHECKING:
     from .endurance import Endurance, drive_endurance, project, rating, waf_by_workload, waf_steps
     from .exceedance import exceedance
     from .figures import Consistency, MixSweep, consistency, mix_sweep, qd_scaling
-    from .fill import Fill, cache_end, fills
+    from .fill import Fill, cache_end, fill_totals, fills, preconditioning_steps
     from .latency import (
         downsample_intervals,
+        drive_intervals,
         latency_shifts,
         percentile_curves,
         qos_choice,
@@ -69,7 +70,15 @@ if TYPE_CHECKING:
         host_idle_recovery,
         recovery_time,
     )
-    from .repeats import Interval, Lead, interval, lead, median_repeats, repeat_figures
+    from .repeats import (
+        Interval,
+        Lead,
+        interval,
+        lead,
+        median_repeats,
+        planned_repeats,
+        repeat_figures,
+    )
     from .steady_state import SteadyState, run_until_steady, snia_steady_state, steady_round
     from .steps import RUN_KEYS, per_step
     from .tails import ConsistencyRun, consistency_runs
@@ -101,6 +110,8 @@ _PUBLIC = {
     "waf_steps": ".endurance",
     "cache_end": ".fill",
     "fills": ".fill",
+    "fill_totals": ".fill",
+    "preconditioning_steps": ".fill",
     "Fill": ".fill",
     "host_idle_recovery": ".recovery",
     "cross_stimulus_recovery": ".recovery",
@@ -117,6 +128,7 @@ _PUBLIC = {
     "ConsistencyRun": ".tails",
     "DriveAnalysis": ".drive",
     "downsample_intervals": ".latency",
+    "drive_intervals": ".latency",
     "exceedance": ".exceedance",
     "Interval": ".repeats",
     "interval": ".repeats",
@@ -124,6 +136,7 @@ _PUBLIC = {
     "lead": ".repeats",
     "latency_shifts": ".latency",
     "median_repeats": ".repeats",
+    "planned_repeats": ".repeats",
     "repeat_figures": ".repeats",
     "time_choice": ".latency",
     "fill_steps": ".workloads",
@@ -181,8 +194,10 @@ __all__ = [
     "dirth_cells",
     "downsample_intervals",
     "drive_endurance",
+    "drive_intervals",
     "exceedance",
     "fill_steps",
+    "fill_totals",
     "fills",
     "fio_percentiles",
     "host_idle_recovery",
@@ -196,6 +211,8 @@ __all__ = [
     "mix_sweep",
     "per_step",
     "percentile_curves",
+    "planned_repeats",
+    "preconditioning_steps",
     "project",
     "qd_points",
     "qd_scaling",

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import cached_property
 
 import polars as pl
@@ -19,15 +19,19 @@ from .workloads import Mixes, classify, fill_steps, mix_points, qd_points
 
 @dataclass(eq=False)
 class DriveAnalysis:
-    """One run's analysis: each figure is computed on first use, then kept."""
+    """One run's analysis: each figure is computed on first use, then kept.
+
+    A run without fio steps (ACT trials only) has an empty summary without columns:
+    ``results`` is then a copy of the run given whose summary has the columns every figure
+    and section reads (:func:`~.steps.with_summary_columns`), so each says "no data"
+    instead of failing; the caller's :class:`~ssdlab.results.Results` is left as it is."""
 
     results: Results
 
     def __post_init__(self) -> None:
-        # a run without fio steps (ACT trials only): its empty summary gets the columns
-        # every figure and section reads, so each says "no data" instead of failing
         if not self.results.summary.height:
-            self.results.summary = with_summary_columns(self.results.summary)
+            summary = with_summary_columns(self.results.summary)
+            self.results = replace(self.results, summary=summary)
 
     @cached_property
     def fills(self) -> set[int]:
@@ -44,7 +48,7 @@ class DriveAnalysis:
     def steps(self) -> pl.DataFrame:
         """Every read/write step classified, fills included (see :func:`classify`); a
         repeated step is its median repeat (:func:`~.repeats.median_repeats`)."""
-        return classify(median_repeats(self.every_repeat))
+        return classify(median_repeats(self.every_repeat), combined=True)
 
     @cached_property
     def measured(self) -> pl.DataFrame:
@@ -55,11 +59,11 @@ class DriveAnalysis:
     @cached_property
     def hist_log_bins(self) -> pl.DataFrame:
         """The histogram logs of the :attr:`measured` steps, summed per step, direction, row
-        time and bin (:func:`~ssdlab.pipeline.hist_log_bins_frame`): read on first use, once, for
-        every QoS target and slice length judged (``latency_intervals`` keeps percentiles,
-        not bins)."""
+        time and bin (:func:`~ssdlab.pipeline.hist_log_bins_frame`): the bins kept when the
+        run was loaded, for every QoS target and slice length judged (``latency_intervals``
+        keeps percentiles, not bins)."""
         measured = self.measured["step_index"].unique().to_list()
-        return hist_log_bins_frame(self.results.path, self.results.manifest, measured)
+        return hist_log_bins_frame(self.results.steps, measured)
 
     @cached_property
     def classified(self) -> pl.DataFrame:

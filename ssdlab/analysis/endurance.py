@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import math
 import re
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -500,3 +501,74 @@ def project_results(
     for name, text in sizes.items():
         numbers[name] = None if text is None else parse_tb(text, OPTIONS[name])
     return drive_endurance(DriveAnalysis(load(results_dir)), drive_file, **numbers)
+
+
+@dataclass(frozen=True)
+class EnduranceComparison:
+    """Drives side by side (:func:`compare_endurance`): per run its directory, label (with
+    the directory's name when two are the same) and ``endurance`` and ``waf`` frames
+    (:mod:`ssdlab.telemetry.frames`); ``items``: ``item`` (an endurance item with its unit,
+    ``rated endurance (TBW)``) and its value for each run, a column per label, for the items
+    any run has; ``workloads``: ``step`` and each run's WAF of it, likewise."""
+
+    paths: list[Path]
+    labels: list[str]
+    endurance: list[pl.DataFrame]
+    waf: list[pl.DataFrame]
+    items: pl.DataFrame
+    workloads: pl.DataFrame
+
+    @property
+    def empty(self) -> list[Path]:
+        """The runs with neither a drive file nor SMART snapshots (no endurance figure)."""
+        return [p for p, e in zip(self.paths, self.endurance, strict=True) if e.is_empty()]
+
+
+def _side_by_side(
+    key: str, keys: Iterable[str], labels: list[str], values: list[dict[str, float | None]]
+) -> pl.DataFrame:
+    """``key`` (``keys``) and a Float64 column per label of each run's ``values`` by key."""
+    keys = list(keys)
+    columns = {key: pl.Series(keys, dtype=pl.String)}
+    for label, by_key in zip(labels, values, strict=True):
+        columns[label] = pl.Series([by_key.get(k) for k in keys], dtype=pl.Float64)
+    return pl.DataFrame(columns)
+
+
+def _column_labels(dirs: list[Path], names: list[str]) -> list[str]:
+    """Run labels as distinct column names: the directory's name added where two are the
+    same (or one is ``item`` or ``step``), then the run's position where that is not enough."""
+    labels: list[str] = []
+    for n, (d, name) in enumerate(zip(dirs, names, strict=True), 1):
+        label = f"{name} ({d.name})" if names.count(name) > 1 or name in ("item", "step") else name
+        labels.append(f"{label} [{n}]" if label in labels else label)
+    return labels
+
+
+def compare_endurance(results_dirs: list[Path]) -> EnduranceComparison:
+    """:class:`EnduranceComparison` of the runs in ``results_dirs``, as ``ssdlab endurance
+    compare`` shows them (each directory may hold its drive's rating as drive.toml)."""
+    from ..results import load_frames
+    from ..telemetry.frames import ENDURANCE_ITEMS
+
+    runs = [load_frames(d, ["endurance", "waf"]) for d in results_dirs]
+    labels = _column_labels(results_dirs, [Manifest.load(d).label for d in results_dirs])
+    endurance = [r["endurance"] for r in runs]
+    wafs = [r["waf"] for r in runs]
+    values = [dict(zip(e["item"], e["value"], strict=True)) for e in endurance]
+    items = {
+        f"{i} ({unit})": i for i, unit in ENDURANCE_ITEMS.items() if any(i in v for v in values)
+    }
+    steps = list(dict.fromkeys(s for w in wafs for s in w["step"]))
+    return EnduranceComparison(
+        list(results_dirs),
+        labels,
+        endurance,
+        wafs,
+        _side_by_side(
+            "item", items, labels, [{k: v.get(i) for k, i in items.items()} for v in values]
+        ),
+        _side_by_side(
+            "step", steps, labels, [dict(zip(w["step"], w["waf"], strict=True)) for w in wafs]
+        ),
+    )

@@ -16,7 +16,8 @@ from dataclasses import dataclass
 import polars as pl
 
 from ..manifest import Manifest
-from .pts import step_series
+from .endurance import jesd219_steps
+from .pts import step_series, wsat_steps
 from .recovery import fio_seconds, first_run
 
 #: the windows whose median is the initial (cached) speed
@@ -135,4 +136,37 @@ def _fill(pending: dict, recovery: Recovery | None) -> Fill:
         series=series,
         cache=cache_end(series),
         recovery=recovery,
+    )
+
+
+def preconditioning_steps(steps: pl.DataFrame, fills: set[int], manifest: Manifest) -> set[int]:
+    """The steps of ``fills`` (size-based writes: :func:`~.workloads.fill_steps`) that
+    precondition the drive: a write-saturation step (:func:`~.pts.wsat_steps`) writes whole
+    capacities like a fill, and so do the segments of the JESD219 endurance workload
+    (:func:`~.endurance.jesd219_steps`), but they are tests. ``steps``: classified steps,
+    fills included."""
+    saturation = set(wsat_steps(steps, manifest)["step_index"].to_list())
+    return fills - saturation - jesd219_steps(manifest)
+
+
+def fill_totals(steps: pl.DataFrame, fills: set[int], manifest: Manifest) -> pl.DataFrame:
+    """One row per step of ``fills`` among the classified ``steps``, in run order:
+    ``step_index``, ``step``, ``workload`` (its label and QD: ``128K sequential write
+    QD32``), ``passes`` (fio's ``loops`` over the target), ``io_bytes`` written,
+    ``runtime_s`` (its longest direction) and ``bw_bytes_s`` (its directions summed)."""
+    loops = {s.index: s.workload.loops for s in manifest.steps if s.index in fills}
+    return (
+        steps.filter(pl.col("step_index").is_in(list(fills)))
+        .group_by("step_index", "step", "workload", "qd_label")
+        .agg(pl.col("io_bytes").sum(), pl.col("runtime_s").max(), pl.col("bw_bytes_s").sum())
+        .sort("step_index")
+        .select(
+            "step_index",
+            "step",
+            pl.concat_str("workload", pl.lit(" "), "qd_label").alias("workload"),
+            pl.col("step_index").replace_strict(loops, return_dtype=pl.Int64).alias("passes"),
+            "io_bytes",
+            "runtime_s",
+            "bw_bytes_s",
+        )
     )

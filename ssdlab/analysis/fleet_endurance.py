@@ -20,6 +20,11 @@ writes it; nothing loops over rows in Python. Definitions (units in the column n
 - Outliers: a drive whose figure is more than :data:`OUTLIER_RATIO` times its model's median
   of that figure, among at least :data:`MIN_PEERS` drives of the model reporting it (and a
   median above 0).
+
+A drive is its model and serial (:data:`~ssdlab.telemetry.history.DRIVE_KEYS`): figures over
+the drives of several histories (the catalog's ``fleet_drives``, where a drive that moved
+between hosts appears in each history that saw it) count each drive once
+(:func:`unique_drives`).
 """
 
 from __future__ import annotations
@@ -27,6 +32,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from functools import cached_property
 from pathlib import Path
+from typing import Any
 
 import polars as pl
 
@@ -127,10 +133,46 @@ def drive_endurance(history: Frame, *, recent_days: float = RECENT_DAYS) -> pl.D
     return frame.collect()
 
 
+def unique_drives(drives: Frame) -> pl.LazyFrame:
+    """:func:`drive_endurance`'s rows, each drive (model and serial) once, in their order:
+    of a drive in several histories, the row whose history reaches furthest (the latest
+    ``last_time``, then the most ``snapshots``, then the last given)."""
+    return (
+        drives.lazy()
+        .with_row_index("_row")
+        .sort("last_time", "snapshots", "_row", nulls_last=False)
+        .unique(list(DRIVE_KEYS), keep="last")
+        .sort("_row")
+        .drop("_row")
+    )
+
+
+def fleet_figures(drives: Frame) -> dict[str, Any]:
+    """The whole fleet's figures over :func:`drive_endurance`'s rows (each drive once,
+    :func:`unique_drives`): ``drives``; ``drives_with_waf`` and their
+    ``lifetime_waf_median``; ``drives_with_wear`` (a wear rate), their
+    ``wear_pct_per_day_median`` and ``wear_pct_per_tb_median`` (None when none has one)."""
+    worn = pl.col("wear_pct_per_day").is_not_null()
+    return (
+        unique_drives(drives)
+        .select(
+            pl.len().alias("drives"),
+            pl.col("lifetime_waf").count().alias("drives_with_waf"),
+            pl.col("lifetime_waf").median().alias("lifetime_waf_median"),
+            worn.sum().alias("drives_with_wear"),
+            pl.col("wear_pct_per_day").median().alias("wear_pct_per_day_median"),
+            pl.col("wear_pct_per_tb").filter(worn).median().alias("wear_pct_per_tb_median"),
+        )
+        .collect()
+        .row(0, named=True)
+    )
+
+
 def model_endurance(drives: Frame, keys: Sequence[str] = ("model",)) -> pl.DataFrame:
     """Per ``keys`` (``model``, or ``model`` and ``firmware``) of :func:`drive_endurance`'s
-    rows: drive counts, the median and quartiles (``_p25``/``_p75``, the spread) of
-    :data:`SPREAD_METRICS`, media errors, the lowest spare and the earliest wear-out."""
+    rows (each drive once, :func:`unique_drives`): drive counts, the median and quartiles
+    (``_p25``/``_p75``, the spread) of :data:`SPREAD_METRICS`, media errors, the lowest
+    spare and the earliest wear-out."""
     spread = [
         expr
         for metric in SPREAD_METRICS
@@ -141,7 +183,7 @@ def model_endurance(drives: Frame, keys: Sequence[str] = ("model",)) -> pl.DataF
         )
     ]
     return (
-        drives.lazy()
+        unique_drives(drives)
         .group_by(list(keys))
         .agg(
             pl.len().alias("drives"),
@@ -160,10 +202,11 @@ def model_endurance(drives: Frame, keys: Sequence[str] = ("model",)) -> pl.DataF
 
 def outliers(drives: Frame) -> pl.DataFrame:
     """Drives whose :data:`OUTLIER_METRICS` figure is more than :data:`OUTLIER_RATIO` times
-    their model's median (one row per drive and figure, highest ratio first): ``metric``,
-    ``value``, ``model_median``, ``ratio`` and ``peers`` (drives of the model with it)."""
+    their model's median (one row per drive and figure, highest ratio first; each drive once,
+    :func:`unique_drives`): ``metric``, ``value``, ``model_median``, ``ratio`` and ``peers``
+    (drives of the model with it)."""
     long = (
-        drives.lazy()
+        unique_drives(drives)
         .select(*DRIVE_KEYS, "firmware", *OUTLIER_METRICS)
         .unpivot(OUTLIER_METRICS, index=[*DRIVE_KEYS, "firmware"], variable_name="metric")
         .drop_nulls("value")
@@ -214,6 +257,11 @@ class FleetEndurance:
     @cached_property
     def outliers(self) -> pl.DataFrame:
         return outliers(self.drives)
+
+    @cached_property
+    def overall(self) -> dict[str, Any]:
+        """The whole fleet's figures (:func:`fleet_figures`)."""
+        return fleet_figures(self.drives)
 
     @cached_property
     def snapshots(self) -> int:

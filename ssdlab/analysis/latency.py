@@ -4,6 +4,7 @@ percentiles over time from the histogram logs (``latency_intervals``)."""
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 
 import numpy as np
 import polars as pl
@@ -208,6 +209,27 @@ def shift_percentile(samples: np.ndarray) -> float:
         if samples_beyond(p, typical) >= 1:
             return p
     return SHIFT_PERCENTILES[-1]
+
+
+#: :func:`drive_intervals`'s per-drive columns
+DRIVE_INTERVALS_SCHEMA = {
+    "label": pl.String, "median_ns": pl.Float64, "worst_ns": pl.Float64, "interval_ms": pl.Int64,
+}  # fmt: skip
+
+
+def drive_intervals(intervals: pl.DataFrame, drives: Sequence[str]) -> tuple[float, pl.DataFrame]:
+    """One cell's ``latency_intervals`` rows of several drives (``label``) side by side: the
+    deepest percentile every drive's intervals resolve (the lowest :func:`shift_percentile`
+    of the drives), and per drive, in the order of ``drives``, that percentile's median and
+    worst over its intervals (``median_ns``, ``worst_ns``) and its ``interval_ms``."""
+    per = {d: intervals.filter(pl.col("label") == d) for d in drives}
+    p = min(shift_percentile(per[d]["samples"].to_numpy()) for d in drives)
+    column = interval_column(p)
+    rows = [
+        (d, per[d][column].median(), per[d][column].max(), int(per[d]["interval_ms"][0]))
+        for d in drives
+    ]
+    return p, pl.DataFrame(rows, schema=DRIVE_INTERVALS_SCHEMA, orient="row")
 
 
 def _split(y: np.ndarray) -> int:

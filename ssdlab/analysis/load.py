@@ -31,10 +31,10 @@ import polars as pl
 
 from ..manifest import Manifest
 from ..results import Results
-from ..units import qd_label
+from ..vocab import READ_WRITE_RW
 from .percentiles import fio_percentiles
 from .steps import RUN_KEYS, per_step, rw_mode
-from .workloads import fill_steps, workload_label
+from .workloads import fill_steps, label_columns, workload_columns
 
 #: the p99.99 a load must keep to count as "under the limit" (Meta FioSynth / OCP read QoS
 #: target: P99.99 2500 µs)
@@ -121,11 +121,10 @@ def step_latency(results: Results, step_indexes: list[int] | None = None) -> pl.
     return pl.DataFrame(out, infer_schema_length=None)
 
 
-def _workload(rw: str, bs_bytes: int, rwmixread: int | None) -> str:
-    mode = rw.split(":")[0]
-    pattern = "random" if mode.startswith("rand") else "sequential"
-    read = 100 if mode in ("read", "randread") else 0 if mode in ("write", "randwrite") else None
-    return workload_label(pattern, bs_bytes, read if read is not None else rwmixread or 0)
+def _labelled(steps: pl.DataFrame) -> pl.DataFrame:
+    """Rows of :func:`step_latency` with the ``workload`` and ``qd_label`` that
+    :func:`~.workloads.classify` gives their steps."""
+    return steps.with_columns(**workload_columns()).with_columns(**label_columns())
 
 
 def sweep_steps(manifest: Manifest) -> set[int]:
@@ -150,7 +149,7 @@ def load_points(results: Results, p99_99_limit_ns: float = P99_99_LIMIT_NS) -> p
     if not lat.height:
         return pl.DataFrame(schema={**POINT_SCHEMA, "under_limit": pl.Boolean})
     rows = []
-    for row in lat.iter_rows(named=True):
+    for row in _labelled(lat).iter_rows(named=True):
         record = records[row["step_index"]]
         load = record.load
         assert load is not None
@@ -158,8 +157,7 @@ def load_points(results: Results, p99_99_limit_ns: float = P99_99_LIMIT_NS) -> p
         reached = row["iops"] >= (load.reach or 0) * requested if requested is not None else None
         rows.append({
             "run_id": row.get("run_id"), "label": row.get("label"), "sweep": load.sweep,
-            "workload": _workload(row["rw"], row["bs_bytes"], row["rwmixread"]) + " "
-            + qd_label(row["iodepth"], row["numjobs"]),
+            "workload": f"{row['workload']} {row['qd_label']}",
             "step_index": row["step_index"], "step": row["step"], "role": load.role,
             "fraction": load.fraction, "max_iops": load.max_iops,
             "target_iops": load.target_iops if requested is not None else None,
@@ -259,11 +257,7 @@ def dirth_cells(results: Results) -> pl.DataFrame:
             pl.first("numjobs"),
             pl.first("iodepth"),
         )
-        .filter(
-            pl.col("mode").is_in(
-                ["randrw", "rw", "readwrite", "randread", "randwrite", "read", "write"]
-            )
-        )
+        .filter(pl.col("mode").is_in(READ_WRITE_RW))
     )
     keys = ["mode", "bs_bytes", "rwmixread"]
     steps = steps.filter(
@@ -286,7 +280,7 @@ def dirth_cells(results: Results) -> pl.DataFrame:
         {
             "run_id": r.get("run_id"),
             "label": r.get("label"),
-            "workload": _workload(r["rw"], r["bs_bytes"], r["rwmixread"]),
+            "workload": r["workload"],
             "step_index": r["step_index"],
             "step": r["step"],
             "threads": r["numjobs"],
@@ -297,7 +291,7 @@ def dirth_cells(results: Results) -> pl.DataFrame:
             "p99_999_ns": r["lat_p99_999_ns"],
             "ios": r["ios"],
         }
-        for r in lat.iter_rows(named=True)
+        for r in _labelled(lat).iter_rows(named=True)
     ]
     return pl.DataFrame(rows, schema=DIRTH_SCHEMA).sort("workload", "threads", "qd")
 

@@ -39,6 +39,19 @@ STEADY_SHARE = 0.2
 #: a segment has recovered once this many windows in a row are within the tolerance
 RECOVERY_WINDOWS = 5
 TOLERANCE = 0.1
+#: the columns of :meth:`HostIdleRecovery.wait_states`
+WAIT_STATES_SCHEMA: dict[str, type[pl.DataType]] = (
+    {"step": pl.String}
+    | dict.fromkeys(("wait_s", "burst_s"), pl.Float64)
+    | {"bursts": pl.Int64}
+    | dict.fromkeys(("burst_iops", "burst_vs_baseline", "return_iops"), pl.Float64)
+)
+#: the columns of :meth:`CrossStimulusRecovery.transitions`
+TRANSITIONS_SCHEMA: dict[str, type[pl.DataType]] = (
+    dict.fromkeys(("step", "workload"), pl.String)
+    | dict.fromkeys(("duration_s", "steady_bw_bytes_s", "steady_iops"), pl.Float64)
+    | {"reference_step": pl.String, "recovery_s": pl.Float64}
+)
 
 
 @dataclass(frozen=True, eq=False)
@@ -63,6 +76,23 @@ class Segment:
         """Runs of consecutive busy windows."""
         busy = self.series["busy"]
         return int((busy & ~busy.shift(1, fill_value=False)).sum())
+
+
+@dataclass(frozen=True, eq=False)
+class _Test:
+    """A recovery test: its segments in order."""
+
+    segments: list[Segment]
+
+    def _series(self, label: str) -> pl.DataFrame:
+        """Every window of every segment with ``step`` and the segment's ``label``
+        attribute, on one time axis."""
+        return pl.concat(
+            [
+                s.series.with_columns(step=pl.lit(s.step), **{label: pl.lit(getattr(s, label))})
+                for s in self.segments
+            ]
+        )
 
 
 def fio_seconds(value: object, default_unit: float) -> float | None:
@@ -111,16 +141,17 @@ def _timed_writes(manifest: Manifest, prefix: str) -> list[StepRecord]:
 
 
 def _segments(
-    records: list[StepRecord], steps: pl.DataFrame, timeseries: pl.DataFrame
+    manifest: Manifest, prefix: str, steps: pl.DataFrame, timeseries: pl.DataFrame
 ) -> list[tuple[StepRecord, str, pl.DataFrame]]:
-    """Each record with its workload label and windows, on one time axis."""
+    """Each time-based write step named ``prefix...`` with its workload label and windows,
+    on one time axis."""
     labels = dict(
         steps.group_by("step_index")
         .agg(pl.concat_str("workload", pl.lit(" "), "qd_label").first())
         .iter_rows()
     )
     out, offset = [], 0.0
-    for record in records:
+    for record in _timed_writes(manifest, prefix):
         series = _series(timeseries, record.index, offset)
         if not series.height:
             continue
@@ -130,10 +161,8 @@ def _segments(
 
 
 @dataclass(frozen=True, eq=False)
-class HostIdleRecovery:
+class HostIdleRecovery(_Test):
     """A HIR test: its segments in order (``kind``: baseline, wait or return)."""
-
-    segments: list[Segment]
 
     @property
     def baseline_iops(self) -> float | None:
@@ -155,22 +184,11 @@ class HostIdleRecovery:
             back = after.series["iops"].mean() if after and after.kind == "return" else None
             ratio = burst / base if burst is not None and base else None
             rows.append((seg.step, seg.wait_s, seg.burst_s, seg.bursts, burst, ratio, back))
-        schema = {
-            "step": pl.String,
-            "wait_s": pl.Float64,
-            "burst_s": pl.Float64,
-            "bursts": pl.Int64,
-            "burst_iops": pl.Float64,
-            "burst_vs_baseline": pl.Float64,
-            "return_iops": pl.Float64,
-        }
-        return pl.DataFrame(rows, schema=schema, orient="row")
+        return pl.DataFrame(rows, schema=WAIT_STATES_SCHEMA, orient="row")
 
     def series(self) -> pl.DataFrame:
         """Every window of every segment with ``step`` and ``kind``, on one time axis."""
-        return pl.concat(
-            [s.series.with_columns(step=pl.lit(s.step), kind=pl.lit(s.kind)) for s in self.segments]
-        )
+        return self._series("kind")
 
 
 def host_idle_recovery(
@@ -179,7 +197,7 @@ def host_idle_recovery(
     """The run's HIR test (time-based write steps named ``hir-...``), or None when it has
     no wait-state step with a time series. ``steps``: classified steps (fills included)."""
     segments: list[Segment] = []
-    for record, label, series in _segments(_timed_writes(manifest, HIR_PREFIX), steps, timeseries):
+    for record, label, series in _segments(manifest, HIR_PREFIX, steps, timeseries):
         options = record.workload.options if record.workload else {}
         waits = "thinktime" in options
         kind = (
@@ -219,10 +237,8 @@ def recovery_time(
 
 
 @dataclass(frozen=True, eq=False)
-class CrossStimulusRecovery:
+class CrossStimulusRecovery(_Test):
     """An XSR test: its segments in order (``kind``: the workload's pattern)."""
-
-    segments: list[Segment]
 
     def transitions(self) -> pl.DataFrame:
         """Per segment: ``step``, ``workload``, ``duration_s``, ``steady_bw_bytes_s`` and
@@ -238,25 +254,11 @@ class CrossStimulusRecovery:
             duration = float(seg.series["t_s"].max() or 0.0)
             rows.append((seg.step, seg.workload, duration, bw, iops, ref_step, back))
             steady[seg.workload] = (seg.step, bw)
-        schema = {
-            "step": pl.String,
-            "workload": pl.String,
-            "duration_s": pl.Float64,
-            "steady_bw_bytes_s": pl.Float64,
-            "steady_iops": pl.Float64,
-            "reference_step": pl.String,
-            "recovery_s": pl.Float64,
-        }
-        return pl.DataFrame(rows, schema=schema, orient="row")
+        return pl.DataFrame(rows, schema=TRANSITIONS_SCHEMA, orient="row")
 
     def series(self) -> pl.DataFrame:
         """Every window of every segment with ``step`` and ``workload``, on one time axis."""
-        return pl.concat(
-            [
-                s.series.with_columns(step=pl.lit(s.step), workload=pl.lit(s.workload))
-                for s in self.segments
-            ]
-        )
+        return self._series("workload")
 
 
 def cross_stimulus_recovery(
@@ -272,8 +274,6 @@ def cross_stimulus_recovery(
             workload=label,
             series=series,
         )
-        for record, label, series in _segments(
-            _timed_writes(manifest, XSR_PREFIX), steps, timeseries
-        )
+        for record, label, series in _segments(manifest, XSR_PREFIX, steps, timeseries)
     ]
     return CrossStimulusRecovery(segments) if len(segments) >= 2 else None

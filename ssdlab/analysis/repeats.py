@@ -25,8 +25,11 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 import polars as pl
+from pydantic import ValidationError
 
-from ..repeat import split_repeat
+from ..manifest import Manifest
+from ..repeat import repeat_counts, split_repeat
+from ..suite import Step, Suite
 from ..units import MB
 from .steps import run_keys
 
@@ -223,6 +226,42 @@ def median_repeats(steps: pl.DataFrame) -> pl.DataFrame:
         .with_columns(pl.col("repeat_of").alias("step"))
         .drop("repeat_of", "repeat")
     )
+
+
+def planned_repeats(manifest: Manifest) -> dict[str, int]:
+    """How many repeats each step of a run has (by its name without a repeat suffix), left
+    out ones included (:func:`~ssdlab.repeat.repeat_counts`): the steps its suite definition
+    planned and those its manifest recorded (``--max-spread`` adds repeats, a run stopped
+    early records fewer). A definition this version cannot read as a
+    :class:`~ssdlab.suite.Suite` (an older run's) plans no more than was recorded."""
+    names = [record.name for record in manifest.steps]
+    if manifest.suite_definition is not None:
+        try:
+            suite = Suite.model_validate(manifest.suite_definition)
+        except ValidationError:
+            suite = None
+        if suite is not None:
+            names += [item.name for item in suite.steps if isinstance(item, Step)]
+    return repeat_counts(names)
+
+
+#: :func:`repeats_found`'s columns
+FOUND_SCHEMA = {
+    "step": pl.String, "names": pl.List(pl.String), "found": pl.Int64, "planned": pl.Int64,
+}  # fmt: skip
+
+
+def repeats_found(steps: pl.DataFrame, planned: dict[str, int]) -> pl.DataFrame:
+    """Per step of ``steps`` (one row per step and direction) by its name without a repeat
+    suffix, in run order (:data:`FOUND_SCHEMA`): ``names`` (its repeats among ``steps``, in
+    run order), ``found`` (how many) and ``planned`` (:func:`planned_repeats`'s, 1 when it
+    names none): a repeat that failed or could not be read is planned but not found."""
+    names = steps.sort("step_index", maintain_order=True)["step"].unique(maintain_order=True)
+    found: dict[str, list[str]] = {}
+    for name in names:
+        found.setdefault(split_repeat(name)[0], []).append(name)
+    rows = [(step, ran, len(ran), planned.get(step, 1)) for step, ran in found.items()]
+    return pl.DataFrame(rows, schema=FOUND_SCHEMA, orient="row")
 
 
 def step_totals(steps: pl.DataFrame) -> pl.DataFrame:

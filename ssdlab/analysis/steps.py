@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import polars as pl
 
-from ..vocab import READ_RW, WRITE_RW
+from ..vocab import READ_RW, RWMIXREAD_DEFAULT, WRITE_RW
 
 #: Columns that tell runs apart when frames of several runs are concatenated.
 RUN_KEYS = ("run_id", "label")
@@ -86,13 +86,14 @@ def access_pattern() -> pl.Expr:
 
 
 def read_share() -> pl.Expr:
-    """The configured read share in %: 100 for reads, 0 for writes, else ``rwmixread``."""
+    """The configured read share in %: 100 for reads, 0 for writes, else ``rwmixread``
+    (fio's default :data:`~ssdlab.vocab.RWMIXREAD_DEFAULT` where a mixed step has none)."""
     mode = rw_mode()
     return (
         pl.when(mode.is_in(READ_RW))
         .then(100)
         .when(mode.is_in(WRITE_RW))
         .then(0)
-        .otherwise(pl.col("rwmixread"))
+        .otherwise(pl.col("rwmixread").fill_null(RWMIXREAD_DEFAULT))
         .cast(pl.Int64)
     )

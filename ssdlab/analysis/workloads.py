@@ -18,8 +18,9 @@ from dataclasses import dataclass
 import polars as pl
 
 from ..manifest import Manifest
+from ..phrases import mix_phrase
 from ..units import MB, bs_label, qd_label
-from ..vocab import MIXED_RW, PURE_RW
+from ..vocab import MIXED_RW, READ_WRITE_RW
 from .figures import mix_sweep, qd_scaling
 from .percentiles import clamp_to_max
 from .steps import RUN_KEYS, access_pattern, per_step, read_share, rw_mode
@@ -39,8 +40,13 @@ def fill_steps(manifest: Manifest) -> set[int]:
 
 def workload_label(pattern: str, bs_bytes: int | None, read_pct: int) -> str:
     """``4K random read``, ``128K sequential write``, ``4K random 70/30``."""
-    what = {100: "read", 0: "write"}.get(read_pct, f"{read_pct}/{100 - read_pct}")
-    return f"{bs_label(bs_bytes)} {pattern} {what}"
+    return f"{bs_label(bs_bytes)} {pattern} {mix_phrase(read_pct)}"
+
+
+def workload_columns() -> dict[str, pl.Expr]:
+    """``pattern`` (random or sequential) and ``read_pct`` (the configured read share) of
+    rows with ``rw`` and ``rwmixread``: what :func:`label_columns` reads."""
+    return {"pattern": access_pattern(), "read_pct": read_share()}
 
 
 def label_columns() -> dict[str, pl.Expr]:
@@ -66,19 +72,22 @@ def _labels(frame: pl.DataFrame) -> pl.DataFrame:
     )
 
 
-def classify(summary: pl.DataFrame, manifest: Manifest | None = None) -> pl.DataFrame:
+def classify(
+    summary: pl.DataFrame, manifest: Manifest | None = None, *, combined: bool = False
+) -> pl.DataFrame:
     """Measured steps, one row per step and direction, with ``pattern`` (random or
     sequential), ``read_pct``, ``qd``, ``mixed``, ``workload``, ``qd_label`` and ``metric``
     (IOPS, or MB/s from 64K blocks on). Trims and, given the manifest, preconditioning fills
-    are left out. Percentiles are capped at the step's maximum (:func:`clamp_to_max`)."""
-    frame = clamp_to_max(per_step(summary))
+    are left out. Percentiles are capped at the step's maximum (:func:`clamp_to_max`).
+    ``combined``: ``summary`` already holds one row per step and direction (rows of
+    :func:`per_step`), which are then taken as they are instead of combined again."""
+    frame = clamp_to_max(summary if combined else per_step(summary))
     if manifest is not None:
         frame = frame.filter(~pl.col("step_index").is_in(list(fill_steps(manifest))))
-    frame = frame.filter(rw_mode().is_in([*PURE_RW, *MIXED_RW])).with_columns(
-        pattern=access_pattern(),
-        read_pct=read_share(),
+    frame = frame.filter(rw_mode().is_in(READ_WRITE_RW)).with_columns(
+        **workload_columns(),
         qd=pl.col("iodepth") * pl.col("numjobs"),
-        mixed=rw_mode().is_in(list(MIXED_RW)),
+        mixed=rw_mode().is_in(MIXED_RW),
     )
     return _labels(frame)
 

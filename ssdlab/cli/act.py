@@ -12,12 +12,10 @@ import typer
 from rich.markup import escape
 
 from ..errors import SsdlabError
-from . import app, stderr
+from . import app, stderr, target_size_option
 
 if TYPE_CHECKING:
-    from ..act import ActConfig, FioSettings
-    from ..act.run import ActRunner
-    from ..act.workload import TrialTiming
+    from ..act.run import ActTrials
 
 #: exit status of a command whose trial, search or log did not pass (a verdict, not an error:
 #: what was measured is printed and kept)
@@ -101,21 +99,7 @@ def _pairs(items: list[str] | None, what: str) -> dict[str, str]:
     return pairs
 
 
-def _config(settings: list[str] | None) -> ActConfig:
-    """ACT's configuration from ``--set`` values."""
-    from pydantic import ValidationError
-
-    from ..act.workload import ActConfig
-
-    try:
-        return ActConfig.from_settings(_pairs(settings, "--set"))
-    except ValidationError as exc:
-        first = exc.errors()[0]
-        where = " ".join(["--set", *map(str, first["loc"])])
-        raise SsdlabError(f"{where}: {first['msg']}") from None
-
-
-def _runner(
+def _trials(
     out: Path,
     *,
     target: Path | None,
@@ -131,32 +115,27 @@ def _runner(
     fio_option: list[str] | None,
     allow_fio_option: list[str] | None,
     max_lag: float | None,
-) -> tuple[ActRunner, FioSettings, TrialTiming]:
-    """The runner for OUT, the trials' settings and their timing."""
-    from ..act.run import ActRunner
-    from ..act.workload import TrialTiming, fio_settings
-    from ..units import parse_size
+) -> ActTrials:
+    """The trials of ``act run`` and ``act score`` from their options."""
+    from ..act.run import act_trials
 
-    config = _config(settings)
-    timing = TrialTiming.of(config, duration_s=duration, slice_s=slice_, hist_msec=hist_msec)
-    fio = fio_settings(
-        config,
-        timing,
+    return act_trials(
+        out,
+        settings=_pairs(settings, "--set"),
+        duration_s=duration,
+        slice_s=slice_,
+        hist_msec=hist_msec,
         small_read_jobs=small_read_jobs,
         ioengine=ioengine,
-        options=_pairs(fio_option, "--fio-option"),
+        fio_options=_pairs(fio_option, "--fio-option"),
         allow_fio_options=allow_fio_option or (),
         max_lag_s=max_lag,
-    )
-    runner = ActRunner(
-        out,
         target=target,
-        target_size=parse_size(target_size) if target_size else None,
+        target_size=target_size_option(target_size) if target_size else None,
         label=label,
         destroy_data=destroy_data,
         console=stderr(),
     )
-    return runner, fio, timing
 
 
 @act_app.command("run")
@@ -186,7 +165,7 @@ def run(
     that bin's share as pct_edge_<T>ms). A job falling more than --max-lag seconds behind its
     requested rate fails the trial as "can't keep up", as native ACT stops.
     """
-    runner, settings, timing = _runner(
+    trials = _trials(
         out,
         target=target,
         target_size=target_size,
@@ -202,8 +181,8 @@ def run(
         allow_fio_option=allow_fio_option,
         max_lag=max_lag,
     )
-    with runner:
-        trial = runner.trial(load, settings, duration_s=timing.duration_s, slice_s=timing.slice_s)
+    with trials:
+        trial = trials.trial(load)
     if trial.status != "passed":
         raise SystemExit(VERDICT_FAILED)
 
@@ -236,9 +215,7 @@ def score(
     max_lag: MaxLag = None,
 ) -> None:
     """Find the drive's ACT score, the highest load that passes, with few trials."""
-    from ..act.search import find_score
-
-    runner, settings, timing = _runner(
+    trials = _trials(
         out,
         target=target,
         target_size=target_size,
@@ -254,21 +231,8 @@ def score(
         allow_fio_option=allow_fio_option,
         max_lag=max_lag,
     )
-    with runner:
-        try:
-            search = find_score(
-                lambda load: (
-                    runner.trial(
-                        load, settings, duration_s=timing.duration_s, slice_s=timing.slice_s
-                    ).status
-                    == "passed"
-                ),
-                start=start,
-                resolution=resolution,
-                max_load=max_load,
-            )
-        except ValueError as exc:
-            raise SsdlabError(str(exc)) from None
+    with trials:
+        search = trials.score(start=start, resolution=resolution, max_load=max_load)
     tried = ", ".join(f"{load:g}x" for load in search.tried)
     if search.score is None:
         print(f"no load passed (tried {tried})")
@@ -286,9 +250,9 @@ def config(
     ] = None,
 ) -> None:
     """Print ACT's DERIVED CONFIGURATION for LOAD x (and the fio job file emulating it)."""
-    from ..act.workload import derive, fio_jobs, format_derived
+    from ..act.workload import act_config, derive, fio_jobs, format_derived
 
-    chosen = _config(set_)
+    chosen = act_config(_pairs(set_, "--set"))
     try:
         print(format_derived(derive(chosen, load)), end="")
         if fio_target:
@@ -329,36 +293,22 @@ def latency(
     The verdict (on stderr) judges the 'reads' histogram by ACT's rule; a log that stopped
     with an ERROR fails whatever its table says. Exit 1 when the log fails.
     """
-    import polars as pl
-
-    from ..act import format_table, latency_table, native_trial, read_act_log
-    from ..errors import InputError
+    from ..act.latency import format_table, latency_report
 
     try:
         limits = [float(t) for t in thresholds.split(",")]
     except ValueError:
         raise SsdlabError(f"--thresholds takes numbers like 1,8,64, not {thresholds!r}") from None
-    act = read_act_log(log)
-    try:
-        trial = native_trial(act, slice_s=slice_) if "reads" in act.histogram_names else None
-        table = pl.concat(
-            [latency_table(act, h, slice_, limits) for h in histogram or act.histogram_names]
-        )
-    except ValueError as exc:
-        raise SsdlabError(f"{log}: {exc}") from None
-    except InputError:
-        if not act.errors:
-            raise
-        table = None  # ACT stopped before the first slice ended
+    report = latency_report(log, slice_s=slice_, thresholds_ms=limits, histograms=histogram)
+    table = report.table
     if table is not None and format is TableFormat.table:
-        sys.stdout.write(format_table(table, microseconds=act.microsecond_histograms, rate=rate))
+        microseconds = report.log.microsecond_histograms
+        sys.stdout.write(format_table(table, microseconds=microseconds, rate=rate))
     elif table is not None:
         sys.stdout.write(table.write_csv() if format is TableFormat.csv else table.write_json())
-    if trial is not None:
-        _verdict_line(log, trial.status, trial.reason)
-    elif act.errors:
-        _verdict_line(log, "failed", act.errors[0])
-    if act.errors or (trial is not None and trial.status in ("failed", "cant_keep_up")):
+    if report.status is not None:
+        _verdict_line(log, report.status, report.reason)
+    if report.failed:
         raise SystemExit(VERDICT_FAILED)
 
 

@@ -17,7 +17,7 @@ from rich.markup import escape
 
 from ..console import plural
 from ..errors import SsdlabError
-from . import app, stderr, suites_app
+from . import app, stderr, suites_app, target_size_option
 
 if TYPE_CHECKING:
     from rich.progress import Progress
@@ -112,7 +112,8 @@ def run(
         str | None,
         typer.Option(
             help="Record power during the run: command:CMD (prints watts), ipmitool[:ARGS] "
-            "(dcmi power reading), rapl[:DOMAIN] (CPU only).",
+            "(dcmi power reading), rapl[:DOMAIN] (CPU only), or NAME[:ARGUMENT] of a source "
+            "an installed package adds (entry point group ssdlab.power_sources).",
         ),
     ] = None,
     power_interval: Annotated[float, typer.Option(help="Seconds between power samples.")] = 1.0,
@@ -162,134 +163,38 @@ def run(
     ] = False,
 ) -> None:
     """Run SUITE against a target and keep every raw result in OUT (re-run to resume)."""
-    from ..runner import run_suite
-    from ..suite import load_suite, parse_param
-    from ..telemetry.hooks import telemetry_hooks
+    from ..runner import RunOptions
 
-    if scale <= 0:
-        raise SsdlabError("--scale must be positive")
-    params = dict(parse_param(p) for p in set_ or [])
-    given = dict(p.split("=", 1) for p in set_ or [])  # recorded as the user wrote them
-    chosen = load_suite(suite, params, allow_fio_options=allow_fio_option or ()).scaled(scale)
-    if fill_first:
-        from ..fill import fill_first as with_fill
-
-        chosen = with_fill(chosen, fill_first)
-    spread = _percent(max_spread, "--max-spread") if max_spread is not None else None
-    if spread is not None and repeat < 2:
-        raise SsdlabError("--max-spread needs --repeat 2 or more (a spread needs repeats)")
-    if spread is not None and hosts:
-        raise SsdlabError("--max-spread does not apply with --hosts (use --repeat alone)")
-    if repeat > 1:
-        from ..repeat import repeat_suite
-
-        chosen = repeat_suite(chosen, repeat)
-    size = _target_size(target_size) if target_size else None
-    targets = target or []
-    if hosts and (targets or purge):
-        raise SsdlabError(
-            "with --hosts each host's target is in the list (HOST=TARGET); "
-            "--target and --purge do not apply"
-        )
-    if targets_mode is not None and len(targets) < 2:
-        raise SsdlabError("--targets-mode applies to two or more --target")
-    mode = (targets_mode or TargetsMode.lockstep).value
-    if len(targets) > 1:
-        from ..fleet.targets import check_mode
-
-        check_mode(mode, spread)  # type: ignore[arg-type]
-    if dry_run:
-        from .plan import plan_run
-
-        return plan_run(
-            chosen,
-            out,
-            targets=targets,
-            targets_mode=mode,
-            target_size=size,
-            label=label,
-            destroy_data=destroy_data,
-            purge=purge,
-            scale=scale,
-            params=given,
-            hosts=hosts,
-        )
-    hooks = telemetry_hooks(smart, power, power_interval)  # a wrong option fails now
-    if len(targets) > 1:
-        from ..fleet.targets import run_targets
-
-        fleet = run_targets(
-            chosen,
-            targets,
-            out,
-            mode=mode,  # type: ignore[arg-type]
-            label=label,
-            target_size=size,
-            destroy_data=destroy_data,
-            purge_first=purge,
-            on_error=on_error.value,  # type: ignore[arg-type]
-            scale=scale,
-            params=given,
-            hooks=lambda: telemetry_hooks(smart, power, power_interval),
-            console=stderr(),
-            max_spread_pct=spread,
-            max_repeats=max_repeats,
-        )
-        stderr().print(
-            f"{plural(fleet.members.height, 'target')} complete ({mode}); results in {out} "
-            "(fleet.json)"
-        )
-        return
-    if hosts:
-        from ..fleet import parse_hosts, run_fleet
-
-        fleet = run_fleet(
-            chosen,
-            parse_hosts(hosts),
-            out,
-            label=label,
-            target_size=size,
-            destroy_data=destroy_data,
-            on_error=on_error.value,  # type: ignore[arg-type]
-            scale=scale,
-            params=given,
-            hooks=hooks,
-            console=stderr(),
-        )
-        stderr().print(
-            f"{plural(fleet.members.height, 'host')} complete; results in {out} (fleet.json)"
-        )
-        return
-    manifest = run_suite(
-        chosen,
-        out,
-        target=targets[0] if targets else None,
-        target_size=size,
+    options = RunOptions(
+        suite=suite,
+        out=out,
+        targets=target or [],
+        targets_mode=targets_mode.value if targets_mode else None,  # type: ignore[arg-type]
+        target_size=target_size_option(target_size) if target_size else None,
         label=label,
         destroy_data=destroy_data,
-        purge_first=purge,
-        on_error=on_error.value,  # type: ignore[arg-type]
+        purge=purge,
         scale=scale,
-        params=given,
-        hooks=hooks,
-        console=stderr(),
-        max_spread_pct=spread,
+        params=set_ or [],
+        allow_fio_options=allow_fio_option or [],
+        on_error=on_error.value,  # type: ignore[arg-type]
+        hosts=hosts,
+        repeat=repeat,
+        max_spread_pct=_percent(max_spread, "--max-spread") if max_spread is not None else None,
         max_repeats=max_repeats,
+        fill_first=fill_first,
+        smart=smart,
+        power=power,
+        power_interval_s=power_interval,
     )
-    stderr().print(f"{plural(len(manifest.steps), 'step')} complete; results in {out}")
+    if dry_run:
+        from ..plan import plan as plan_of
+        from .plan import print_plan
 
+        return print_plan(plan_of(options))
+    from ..runner import run as run_options
 
-def _target_size(text: str) -> int:
-    """``--target-size`` in bytes (at least the smallest file target); a clear error otherwise."""
-    from ..target import check_file_size
-    from ..units import parse_size
-
-    try:
-        size = parse_size(text)
-    except ValueError as exc:
-        raise SsdlabError(f"--target-size: {exc}") from None
-    check_file_size(size)
-    return size
+    stderr().print(run_options(options, console=stderr()).summary)
 
 
 def _percent(text: str, option: str) -> float:

@@ -1,16 +1,10 @@
-"""``ssdlab plan`` (and ``ssdlab run --dry-run``): what a run would do, checked, run nothing.
-
-It prints the steps, their planned time and the target with its size, and checks every job
-file with ``fio --parse-only``. Nothing is written: not the target (a file is not created,
-grown or opened for writing; a device is only looked at), not the results directory (no lock,
-no manifest); the job files it checks live in a temporary directory.
-"""
+"""``ssdlab plan`` (and ``ssdlab run --dry-run``): prints the :class:`~ssdlab.plan.Plan` of a
+run (the steps, their planned time, each target with its size and state, the job files fio
+checked); :func:`ssdlab.plan.plan` makes it, running and writing nothing."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from rich.markup import escape
 
@@ -21,8 +15,8 @@ from . import stderr
 if TYPE_CHECKING:
     from rich.console import Console
 
-    from ..fleet.hosts import LocalTarget
     from ..manifest import TargetInfo
+    from ..plan import Plan, Resume
     from ..suite import Step, Suite
 
 
@@ -106,36 +100,20 @@ def plan_table(suite: Suite) -> object:
     return table
 
 
-def plan_run(
-    suite: Suite,
-    out: Path,
-    *,
-    targets: list[Path],
-    targets_mode: str,
-    target_size: int | None,
-    label: str | None,
-    destroy_data: str | None,
-    purge: bool,
-    scale: float,
-    params: dict[str, str],
-    hosts: str | None,
-) -> None:
-    """Print what ``ssdlab run`` would do with these options and check it (see the module
-    docstring); SsdlabError, after the plan, when the run would fail before its first step.
-    Several ``targets`` (run in ``targets_mode``): each one's results directory, checks and
-    state."""
+#: how several targets of this machine run, as a plan says it
+_MODES = {
+    "lockstep": "in lockstep (each step starts on every target together)",
+    "sequence": "in sequence (the whole suite on each target in turn)",
+}
+
+
+def print_plan(plan: Plan) -> None:
+    """Print ``plan`` (:func:`ssdlab.plan.plan`); after it, its problems as errors, the last
+    one raised as SsdlabError."""
     from rich.console import Console
 
-    from ..fio import fio_binary, fio_version, pinned_clocksource
-    from ..fleet.hosts import local_targets, parse_hosts
-    from ..runner import check_fits, check_job_files, default_file_size
-    from ..sysinfo import host_info
-
-    binary = fio_binary()
-    # a target refused (listed twice, a path fio cannot take) before the plan is printed
-    listed = parse_hosts(hosts) if hosts else []
-    several = local_targets(targets) if len(targets) > 1 else []
-    out_console = Console(width=200, highlight=False)
+    suite = plan.suite
+    console = Console(width=200, highlight=False)
     lines = [
         f"suite {suite.name}: {suite.description.splitlines()[0] if suite.description else ''}"
     ]
@@ -147,175 +125,58 @@ def plan_run(
             f" at most; {_hms(suite.planned_s)} if every round block is steady after its "
             "first window"
         )
-    if scale != 1:
-        planned += f" (scale {scale:g})"
+    if plan.scale != 1:
+        planned += f" (scale {plan.scale:g})"
     lines.append(f"{count}, {planned}")
     for line in lines:
-        out_console.print(escape(line.rstrip(": ")))
-    out_console.print(plan_table(suite))
-
-    problems: list[str] = []
-    size = target_size or default_file_size(suite, scale)
-    if hosts:
-        from ..fleet.store import fleet_token
-
-        try:
-            fleet_token(out, suite, listed, "hosts")
-        except SsdlabError as exc:
-            problems.append(str(exc))
-        out_console.print(
-            f"on {plural(len(listed), 'host')} (fio servers are not contacted by a plan):"
-        )
-        for host in listed:  # its name says its target ("default file": under /var/tmp)
-            out_console.print(escape(f"  {host.name} -> {out / host.dirname}"))
-        if suite.writes:
-            out_console.print(f"file targets are laid out to {_bytes(size)}")
-        path = listed[0].target or "/var/tmp/ssdlab-plan.bin" if listed else "/dev/null"
-    elif len(targets) > 1:
-        path = _plan_targets(
-            out_console,
-            problems,
-            suite,
-            out,
-            several,
-            targets_mode,
-            size=size,
-            label=label,
-            destroy_data=destroy_data,
-            writes=suite.writes or purge,
-            scale=scale,
-            params=params,
-        )
+        console.print(escape(line.rstrip(": ")))
+    console.print(plan_table(suite))
+    if plan.kind == "hosts":
+        hosts = plural(len(plan.targets), "host")
+        console.print(f"on {hosts} (fio servers are not contacted by a plan):")
+        for host in plan.targets:  # its name says its target ("default file": under /var/tmp)
+            console.print(escape(f"  {host.name} -> {host.out}"))
+        if plan.writes:
+            console.print(f"file targets are laid out to {_bytes(plan.size_bytes)}")
+    elif plan.kind == "targets":
+        of = plural(len(plan.targets), "target")
+        console.print(escape(f"on {of} of this machine, {_MODES[plan.mode]}:"))
+        for target in plan.targets:
+            text = _target_text(target.target, plan) if target.target else "refused (see below)"
+            console.print(escape(f"  {target.name} -> {target.out}: {text}"), highlight=False)
+            _print_resume(console, target.resume, "    ")
     else:
-        from ..target import TEMP_TARGET, plan_target
-
-        target = targets[0] if targets else None
-        writes = suite.writes or purge
-        path = str((out / TEMP_TARGET if target is None else target).absolute())
-        try:
-            if target is None:  # the results directory may not exist yet: nothing to look at
-                info_text = f"a temporary file of {_bytes(size)} in {out}, removed afterwards"
-            else:
-                info = plan_target(
-                    target, out, size_bytes=size, writes=writes, destroy_data=destroy_data
-                )
-                check_fits(suite, info)
-                path = info.path
-                info_text = _target_text(info, writes)
-            out_console.print(escape(f"target: {info_text}"))
-        except SsdlabError as exc:
-            problems.append(f"target: {exc}")
-        _resumes(out_console, problems, out, suite, label, params=params, scale=scale)
-    problems += check_job_files(
-        suite, path, clocksource=pinned_clocksource(host_info()), binary=binary
-    )
-    if problems:
-        for problem in problems[:-1]:
+        (target,) = plan.targets
+        if target.target:
+            console.print(escape(f"target: {_target_text(target.target, plan)}"))
+        _print_resume(console, target.resume)
+    if plan.problems:
+        for problem in plan.problems[:-1]:
             stderr().print(f"[red]error:[/] {escape(problem)}", soft_wrap=True, highlight=False)
-        raise SsdlabError(problems[-1])
-    jobs = plural(suite_files(suite), "job file")
-    out_console.print(f"fio --parse-only: {jobs} ok ({escape(fio_version(binary))})")
+        raise SsdlabError(plan.problems[-1])
+    jobs = plural(plan.job_files, "job file")
+    console.print(f"fio --parse-only: {jobs} ok ({escape(plan.fio_version)})")
 
 
-def _target_text(info: TargetInfo, writes: bool) -> str:
+def _target_text(info: TargetInfo, plan: Plan) -> str:
     """A planned target: its path, kind, the drive's model and serial, its size."""
+    if info.temporary:
+        return f"a temporary file of {_bytes(plan.size_bytes)} in {plan.out}, removed afterwards"
     what = "block device" if info.kind == "block" else "file"
     device = info.device or {}
     identity = ", ".join(str(device[k]) for k in ("model", "serial") if device.get(k))
     text = f"{info.path} ({what}{', ' + identity if identity else ''}): {_bytes(info.size_bytes)}"
-    return text + (" once created or grown by the run" if info.kind == "file" and writes else "")
+    grown = info.kind == "file" and plan.writes
+    return text + (" once created or grown by the run" if grown else "")
 
 
-def _resumes(
-    console: Console,
-    problems: list[str],
-    out: Path,
-    suite: Suite,
-    label: str | None,
-    indent: str = "",
-    **given: Any,
-) -> None:
-    """Say whether ``out`` holds this run (it resumes), or note why it cannot."""
-    from ..layout import MANIFEST
-    from ..session import check_out, open_manifest
-
-    try:
-        check_out(out, fleet=False)  # a fleet's root holds no single run
-        if not (out / MANIFEST).exists():
-            return
-        manifest = open_manifest(out, suite, label, None, **given)
-    except SsdlabError as exc:
-        problems.append(str(exc))
+def _print_resume(console: Console, resume: Resume | None, indent: str = "") -> None:
+    """Say that a results directory holds this run (it resumes)."""
+    if resume is None:
         return
-    done = sum(s.status == "ok" for s in manifest.steps)
     state = (
         "complete, nothing left to run"
-        if manifest.status == "complete"
-        else f"{plural(done, 'step')} done, it resumes"
+        if resume.complete
+        else f"{plural(resume.done, 'step')} done, it resumes"
     )
-    console.print(escape(f"{indent}{out} holds this run: {state}"), highlight=False)
-
-
-def _plan_targets(
-    console: Console,
-    problems: list[str],
-    suite: Suite,
-    out: Path,
-    listed: Sequence[LocalTarget],
-    mode: str,
-    *,
-    size: int,
-    label: str | None,
-    destroy_data: str | None,
-    writes: bool,
-    **given: Any,
-) -> str:
-    """The plan of several targets of this machine: each one's results directory, checks
-    (judged as the run judges them; one problem per target) and state; returns the path the
-    job files are checked with."""
-    from ..fleet.hosts import THIS_MACHINE, judge_targets
-    from ..fleet.local import planned_local
-    from ..fleet.store import fleet_token
-    from ..runner import check_fits
-
-    how = {
-        "lockstep": "in lockstep (each step starts on every target together)",
-        "sequence": "in sequence (the whole suite on each target in turn)",
-    }[mode]
-    console.print(escape(f"on {plural(len(listed), 'target')} of this machine, {how}:"))
-    try:
-        fleet_token(out, suite, listed, mode)
-    except SsdlabError as exc:
-        problems.append(str(exc))
-    path = listed[0].name
-    for target in listed:
-        directory = out / target.dir
-        try:
-            info = judge_targets(
-                [target], "plan", writes=writes, destroy_data=destroy_data, local={THIS_MACHINE}
-            )[target]
-            info = planned_local(info, directory, size_bytes=size, writes=writes)
-            check_fits(suite, info)
-            text = _target_text(info, writes)
-        except SsdlabError as exc:
-            problems.append(f"target {target.name}: {exc}")
-            text = "refused (see below)"
-        console.print(escape(f"  {target.name} -> {directory}: {text}"), highlight=False)
-        label_of = f"{label} {target.name}" if label else target.name
-        _resumes(console, problems, directory, suite, label_of, "    ", **given)
-    return path
-
-
-def suite_files(suite: Suite) -> int:
-    """Job files a plan checks: each step once (a round block's steps once, a load sweep's
-    unlimited and first rate-limited step: :func:`ssdlab.runner.sweep_jobs`)."""
-    from ..runner import sweep_jobs
-    from ..suite import Rounds, Sweep
-
-    files = 0
-    for item in suite.steps:
-        if isinstance(item, Sweep):
-            files += len(sweep_jobs(item))
-        else:
-            files += len(item.steps) if isinstance(item, Rounds) else 1
-    return files
+    console.print(escape(f"{indent}{resume.out} holds this run: {state}"), highlight=False)

@@ -254,28 +254,12 @@ def power_show(
     format: Annotated[Format, typer.Option("--format", "-f")] = Format.table,
 ) -> None:
     """Per-step power and efficiency of a run with a power trace."""
-    from ..results import load_frames
-    from ..telemetry import store
+    from ..telemetry.frames import power_per_step
 
-    frame = load_frames(results_dir, ["power"])["power"]
-    if frame.is_empty():
-        raise InputError(
-            f"{results_dir}: no power trace (record one with 'ssdlab run --power' or "
-            "'ssdlab power attach')"
-            if store.read_trace(results_dir) is None
-            else f"{results_dir}: no step to align power with"
-        )
+    frame = power_per_step(results_dir)
     if format is Format.json:
         return _print_json(frame.to_dicts())
     _print_power(frame)
-
-
-def _labels(dirs: list[Path], labels: list[str]) -> list[str]:
-    """Run labels, with the directory name added where two are the same."""
-    return [
-        f"{label} ({d.name})" if labels.count(label) > 1 else label
-        for d, label in zip(dirs, labels, strict=True)
-    ]
 
 
 @endurance_app.command("compare")
@@ -287,40 +271,30 @@ def endurance_compare(
 
     Each results directory may hold its drive's rating as drive.toml (or drive.yaml).
     """
-    from ..manifest import Manifest
-    from ..results import load_frames
-    from ..telemetry.frames import ENDURANCE_ITEMS
+    from ..analysis.endurance import compare_endurance
 
-    runs = [load_frames(d, ["endurance", "waf"]) for d in results_dirs]
-    labels = _labels(results_dirs, [Manifest.load(d).label for d in results_dirs])
-    endurance = [r["endurance"] for r in runs]
-    wafs = [r["waf"] for r in runs]
-    for d, e in zip(results_dirs, endurance, strict=True):
-        if e.is_empty():
-            stderr().print(
-                f"{escape(str(d))}: no drive spec (drive.toml) and no SMART snapshots",
-                soft_wrap=True,
-                highlight=False,
-            )
+    compared = compare_endurance(results_dirs)
+    for d in compared.empty:
+        stderr().print(
+            f"{escape(str(d))}: no drive spec (drive.toml) and no SMART snapshots",
+            soft_wrap=True,
+            highlight=False,
+        )
     if format is Format.json:
+        runs = zip(compared.labels, compared.paths, compared.endurance, compared.waf, strict=True)
         return _print_json(
             [
                 {"label": label, "path": str(d), "endurance": e.to_dicts(), "waf": w.to_dicts()}
-                for label, d, e, w in zip(labels, results_dirs, endurance, wafs, strict=True)
+                for label, d, e, w in runs
             ]
         )
-    values = [dict(zip(e["item"], e["value"], strict=True)) for e in endurance]
-    rows = [
-        (f"{item} ({unit})", *(_show(v.get(item), "") for v in values))
-        for item, unit in ENDURANCE_ITEMS.items()
-        if any(item in v for v in values)
-    ]
-    _print_table(["Endurance", *labels], rows)
-    steps = list(dict.fromkeys(s for w in wafs for s in w["step"]))
-    by_step = [dict(zip(w["step"], w["waf"], strict=True)) for w in wafs]
-    rows = [(step, *(_show(w.get(step), "") for w in by_step)) for step in steps]
-    if rows:
-        _print_table(["WAF per workload", *labels], rows)
+
+    def rows(table: pl.DataFrame) -> list[tuple[str, ...]]:
+        return [(key, *(_show(v, "") for v in values)) for key, *values in table.iter_rows()]
+
+    _print_table(["Endurance", *compared.labels], rows(compared.items))
+    if compared.workloads.height:
+        _print_table(["WAF per workload", *compared.labels], rows(compared.workloads))
 
 
 @endurance_app.command("project")

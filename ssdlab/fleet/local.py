@@ -44,7 +44,7 @@ from ..execute import FleetHook, RunHook
 from ..fio import die_with_parent, fio_binary
 from ..layout import SERVERS_RECORD
 from ..manifest import Manifest, StepRecord, TargetInfo
-from ..runner import ready_run
+from ..session import ready_run
 from ..sysinfo import host_info
 from ..target import plan_target, prepare_target
 from .hosts import LOCAL_LINK, THIS_MACHINE, LocalTarget

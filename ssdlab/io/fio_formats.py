@@ -1,19 +1,27 @@
 """fio's output formats in the format registry (:mod:`ssdlab.formats`), and how a file is
-recognised as one of them from its first bytes (:func:`sniff`, used by the importer too).
+recognised as one of them from its first bytes (:func:`sniff`; :class:`Recognise` for the
+importer).
 
 - ``fio_json``: a JSON/json+ result, text around it allowed (:mod:`ssdlab.io.fio_json`).
 - ``fio_log``: a bw/iops/lat/clat/slat log (:mod:`ssdlab.io.fio_log`).
 - ``fio_hist_log``: a completion-latency histogram log (:mod:`ssdlab.io.fio_hist`).
+
+Any other format of kind ``fio`` (a plug-in's) is a result format: its reader returns a
+:class:`~ssdlab.io.fio_json.FioJson`, as :func:`~ssdlab.io.fio_json.read_fio_json` does (its
+``meta`` names the job options, so the importer finds the result's logs).
 """
 
 from __future__ import annotations
 
+import operator
+from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ..formats import Format, Probe
+from ..errors import InputError, SsdlabError
+from ..formats import FORMATS, HEAD_BYTES, Format, Probe, sniffs
 from .fio_bins import GROUPS
-from .fio_json import read_fio_json
+from .fio_json import FioJson, FioRows, read_fio_json
 from .fio_log import LOG_ROW, read_fio_log
 
 if TYPE_CHECKING:
@@ -47,4 +55,70 @@ def read_fio_hist_log(path: str | Path) -> tuple[pl.DataFrame, dict[str, Any]]:
 
 
 FIO_HIST_LOG = Format("fio_hist_log", "fio", read_fio_hist_log, lambda p: sniff(p.raw) == "hist")
-__all__ = ["FIO_HIST_LOG", "FIO_JSON", "FIO_LOG", "Probe", "sniff"]
+#: ssdlab's own fio formats, in registration order, with what :func:`sniff` calls them
+OWN = ((FIO_JSON, "json"), (FIO_LOG, "log"), (FIO_HIST_LOG, "hist"))
+
+
+class Recognise:
+    """What the importer makes of a file, by the fio formats of the registry (``formats``,
+    as ``FORMATS.all("fio")`` lists them; the last registered asked first): ``json`` (a
+    result), ``log``, ``hist`` or ``""`` (not fio output), and the plug-in format whose
+    reader reads a result (None for ssdlab's own, parsed from the bytes read). With ssdlab's
+    formats alone, :func:`sniff` judges the bytes: no :class:`Probe` per file."""
+
+    def __init__(self, formats: Sequence[Format[Any]]) -> None:
+        self.formats = list(reversed(formats))
+        own = [fmt for fmt, _ in OWN]
+        self.own_only = len(formats) == len(own) and all(map(operator.is_, formats, own))
+
+    def __call__(self, path: str, data: bytes, whole: bool) -> tuple[str, Format[Any] | None]:
+        """``data``: the file's bytes (``whole``) or its first bytes. InputError when a
+        format's ``sniff`` finds the file unreadable (a ``sniff`` that fails otherwise is a
+        warning, :func:`~ssdlab.formats.sniffs`)."""
+        if self.own_only:
+            return sniff(data) or "", None
+        probe = Probe.of_bytes(path, data) if whole else Probe(Path(path), data[:HEAD_BYTES])
+        for fmt in self.formats:
+            if sniffs(fmt, probe):
+                kind = next((kind for own, kind in OWN if own is fmt), None)
+                return (kind, None) if kind else ("json", fmt)
+        return "", None
+
+
+def fio_rows(fio: FioJson) -> FioRows:
+    """The rows of a result read whole (:func:`~ssdlab.io.fio_json.fio_frames` of one result
+    gives it back), for results of many formats to be made frames together."""
+    keys = ["job_index", "direction", "stat"]
+    bins = [
+        (*key, part["lat_ns"].to_numpy(), part["count"].to_numpy())
+        for key, part in fio.bins.group_by(keys, maintain_order=True)
+    ]
+    snapshots = fio.snapshots.drop("interval_iops", "interval_bw_bytes_s", strict=False)
+    return FioRows(
+        jobs=fio.jobs.to_dicts(),
+        aggregate=fio.aggregate.to_dicts(),
+        percentiles=fio.percentiles.to_dicts(),
+        bins=bins,
+        snapshots=snapshots.to_dicts(),
+        steadystate=fio.steadystate.to_dicts(),
+        meta=fio.meta,
+    )
+
+
+def read_result(fmt: Format[Any], path: str) -> FioRows:
+    """The result in ``path`` read by the plug-in fio format ``fmt``, as rows; InputError
+    when its reader fails (named, :meth:`~ssdlab.formats.Formats.reader`) or returns
+    anything but a FioJson."""
+    try:
+        fio = FORMATS.reader(fmt)(path)
+    except SsdlabError as exc:
+        raise InputError(str(exc)) from None
+    if not isinstance(fio, FioJson):
+        raise InputError(
+            f"{path}: fio format {fmt.name!r} reads a {type(fio).__name__}, not a fio result "
+            "(FioJson): ssdlab import takes results of plug-in fio formats"
+        )
+    return fio_rows(fio)
+
+
+__all__ = ["FIO_HIST_LOG", "FIO_JSON", "FIO_LOG", "Probe", "Recognise", "sniff"]

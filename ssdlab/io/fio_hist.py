@@ -18,6 +18,7 @@ import io
 import re
 import warnings
 from collections.abc import Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -104,13 +105,24 @@ def _parse_checked(chunk: bytes, schema: dict, path: Path, line: int) -> np.ndar
             io.BytesIO(chunk), has_header=False, schema=schema, truncate_ragged_lines=True
         )
     except pl.exceptions.PolarsError as exc:
-        raise InputError(f"{path}: malformed histogram log: {str(exc).splitlines()[0]}") from None
+        where = next(
+            (f"line {line + n}: " for n, text in enumerate(chunk.splitlines()) if not _ints(text)),
+            "",
+        )
+        raise InputError(
+            f"{path}: {where}malformed histogram log: {str(exc).splitlines()[0]}"
+        ) from None
     missing = wide.select(pl.any_horizontal(pl.all().is_null()).arg_true().min()).item()
     if missing is not None:
         raise InputError(
             f"{path}: line {line + missing}: a missing field, not a fio histogram log row"
         )
     return wide.to_numpy()
+
+
+def _ints(text: bytes) -> bool:
+    """Whether a line is integers apart by commas (as a histogram log row is)."""
+    return all(field.strip().lstrip(b"-").isdigit() for field in text.split(b","))
 
 
 def _run_values(buf: np.ndarray, ends: np.ndarray) -> np.ndarray | None:
@@ -228,12 +240,24 @@ def _numbers(chunk: bytes) -> np.ndarray | None:
         return None
 
 
-def read_fio_hist_log(path: str | Path) -> tuple[pl.DataFrame, dict[str, Any]]:
-    """Read a histogram log into the long canonical frame plus metadata
-    (``fio_major``, ``coarseness``, ``n_bins``, ``epoch``, ``intervals``, ``partial_lines``:
-    0, or 1 when a last line cut short was dropped). A log cut inside its first line holds
-    no row: it reads as an empty log (of fio 3.x's bins). Parsed a bounded number of rows
-    at a time (:data:`CHUNK_CELLS`): memory holds the non-zero bins, not the file."""
+@dataclass(frozen=True)
+class HistRows:
+    """A histogram log's rows as read: ``heads`` (one per row, empty rows included: its
+    ``time_ms``, ddir 0-2 and ``bs_bytes``) and the non-zero bins, in row and bin order
+    (``row``, the index of its row in ``heads``; ``bin``; ``count``); ``meta`` as
+    :func:`read_fio_hist_log`'s but ``epoch``."""
+
+    heads: np.ndarray
+    row: np.ndarray
+    bin: np.ndarray
+    count: np.ndarray
+    meta: dict[str, Any]
+
+
+def read_fio_hist_rows(path: str | Path) -> HistRows:
+    """Read a histogram log's rows (:class:`HistRows`). A log cut inside its first line
+    holds no row: it reads as an empty log (of fio 3.x's bins). Parsed a bounded number of
+    rows at a time (:data:`CHUNK_CELLS`): memory holds the non-zero bins, not the file."""
     path = Path(path)
     head = read_bytes(path, 2**16)  # a FIFO or a device is refused unread
     first = head.split(b"\n", 1)[0]
@@ -253,39 +277,46 @@ def read_fio_hist_log(path: str | Path) -> tuple[pl.DataFrame, dict[str, Any]]:
             chunk, tail = split_partial(chunk)  # b"" but at the file's end
             if chunk:
                 heads, row, bins, counts = _parse(chunk, schema, path, line)
-                parts.append((*heads[row].T, bins, counts))
+                parts.append((heads, row + (line - 1), bins, counts))
                 line += len(heads)
     except OSError as exc:
         raise InputError(f"{path}: cannot read: {exc.strerror}") from None
     if why := cut_problem(b"", tail, line):
         raise InputError(f"{path}: {why}")
-    times, ddirs, sizes, bins, counts = (
-        [np.concatenate(column) for column in zip(*parts, strict=True)]
-        if parts
-        else [np.zeros(0, np.int64)] * 5
-    )
-    lower, upper = bin_edges(n_cols - 3)
-    frame = pl.DataFrame(
-        {
-            "time_ms": times,
-            "direction": pl.Series(DIRECTIONS, dtype=pl.String).gather(ddirs),
-            "bs_bytes": sizes,
-            "bin": bins,
-            "lat_lo_ns": lower[bins],
-            "lat_hi_ns": upper[bins],
-            "count": counts,
-        }
-    )
+    if parts:
+        heads, row, bins, counts = (np.concatenate(c) for c in zip(*parts, strict=True))
+    else:
+        heads, (row, bins, counts) = np.zeros((0, 3), np.int64), [np.zeros(0, np.int64)] * 3
     meta = {
         "path": str(path),
         "fio_major": major,
         "coarseness": coarseness,
         "n_bins": n_cols - 3,
-        "epoch": bool(len(times)) and int(times.min()) >= 10**12,
         "intervals": line - 1,
         "partial_lines": int(bool(tail)),
     }
-    return frame, meta
+    return HistRows(heads, row, bins, counts, meta)
+
+
+def read_fio_hist_log(path: str | Path) -> tuple[pl.DataFrame, dict[str, Any]]:
+    """Read a histogram log into the long canonical frame plus metadata
+    (``fio_major``, ``coarseness``, ``n_bins``, ``epoch``, ``intervals``, ``partial_lines``:
+    0, or 1 when a last line cut short was dropped); read as :func:`read_fio_hist_rows`."""
+    rows = read_fio_hist_rows(path)
+    times, ddirs, sizes = rows.heads[rows.row].T
+    lower, upper = bin_edges(rows.meta["n_bins"])
+    frame = pl.DataFrame(
+        {
+            "time_ms": times,
+            "direction": pl.Series(DIRECTIONS, dtype=pl.String).gather(ddirs),
+            "bs_bytes": sizes,
+            "bin": rows.bin,
+            "lat_lo_ns": lower[rows.bin],
+            "lat_hi_ns": upper[rows.bin],
+            "count": rows.count,
+        }
+    )
+    return frame, rows.meta | {"epoch": bool(len(times)) and int(times.min()) >= 10**12}
 
 
 def interval_end_ms(interval_ms: int | pl.Expr) -> pl.Expr:

@@ -24,7 +24,7 @@ import polars as pl
 
 from ..errors import InputError
 from ..units import parse_size, percentile_name
-from ..vocab import DIRECTIONS, RW_DIRECTIONS, base_rw
+from ..vocab import DIRECTIONS, RW_DIRECTIONS, RWMIXREAD_DEFAULT, base_rw
 from .fio_bins import GROUPS, PLAT_VAL
 from .text import json_error, read_bytes
 
@@ -215,6 +215,15 @@ def _int_opt(options: dict[str, str], key: str, default: int | None, where: str)
     return value
 
 
+def _read_share(options: dict[str, str], where: str) -> int:
+    """A mixed job's read share in %: ``rwmixread``, else 100 - ``rwmixwrite`` (fio runs
+    ``rwmixwrite=30`` as 70/30), else fio's default :data:`~ssdlab.vocab.RWMIXREAD_DEFAULT`."""
+    if "rwmixread" not in options and "rwmixwrite" in options:
+        written = _int_opt(options, "rwmixwrite", 100 - RWMIXREAD_DEFAULT, where)
+        return 100 - min(written or 0, 100)
+    return _int_opt(options, "rwmixread", RWMIXREAD_DEFAULT, where) or 0
+
+
 def _latency(dir_stats: dict[str, Any], stat: str, where: str) -> tuple[dict[str, Any], float, str]:
     """The latency object for ``stat``, the factor converting it to ns, and its name."""
     if f"{stat}_ns" in dir_stats:
@@ -297,7 +306,7 @@ def _job_rows(
     rw = options.get("rw") or options.get("readwrite") or "read"
     wanted = set(RW_DIRECTIONS.get(base_rw(rw), ()))
     mixed = len(wanted) > 1
-    share = _int_opt(options, "rwmixread", 50, opt_where) if mixed else None
+    share = _read_share(options, opt_where) if mixed else None
     if share == 100:  # a 100/0 or 0/100 "mix" does only one direction
         wanted.discard("write")
     elif share == 0:

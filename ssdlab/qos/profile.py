@@ -30,6 +30,7 @@ from ..analysis.exceedance import MIN_COVERAGE_PCT
 from ..errors import InputError
 from ..io.text import read_mapping
 from ..units import parse_size
+from ..vocab import MixDirection
 
 BUILTIN_DIR = Path(__file__).resolve().parent / "profiles"
 _PERCENTILE_RE = re.compile(r"^p(\d+(?:\.\d+)?)$")
@@ -133,7 +134,7 @@ class Target(BaseModel):
 
     name: str | None = None
     select: Selector = Selector()
-    direction: Literal["read", "write"] | None = None
+    direction: MixDirection | None = None
     latency_ms: dict[str, Annotated[float, Field(gt=0)]] = {}
     min_iops: Annotated[float, Field(gt=0)] | None = None
     min_mb_s: Annotated[float, Field(gt=0)] | None = None

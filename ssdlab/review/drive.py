@@ -14,7 +14,7 @@ import polars as pl
 from .. import charts, findings
 from ..act.latency import ACT_LIMITS
 from ..analysis.drive import DriveAnalysis
-from ..analysis.endurance import jesd219_steps
+from ..analysis.fill import fill_totals, preconditioning_steps
 from ..analysis.pts import wsat_steps
 from ..analysis.repeats import LATENCY_PERCENTILES, with_intervals
 from ..analysis.tails import MIN_CONSISTENCY_WINDOWS
@@ -48,22 +48,13 @@ def setup_section(drive: DriveAnalysis) -> Section:
         table(run_facts(manifest, summary), "Test"),
     ]
     sentences = []
-    # a write-saturation step writes whole capacities like a fill, but it is a test
-    saturation = set(wsat_steps(drive.steps, manifest)["step_index"].to_list())
-    # so do the segments of the JESD219 endurance workload
-    fills = drive.fills - saturation - jesd219_steps(manifest)
+    fills = preconditioning_steps(drive.steps, drive.fills, manifest)
     if fills:
-        filled = (
-            drive.steps.filter(pl.col("step_index").is_in(list(fills)))
-            .group_by("step_index", "step", "workload", "qd_label")
-            .agg(pl.col("io_bytes").sum(), pl.col("runtime_s").max(), pl.col("bw_bytes_s").sum())
-            .sort("step_index")
-        )
-        loops = {s.index: s.workload.loops for s in manifest.steps if s.index in fills}
+        filled = fill_totals(drive.steps, fills, manifest)
         view = filled.select(
             pl.col("step").alias("Step"),
-            pl.concat_str("workload", pl.lit(" "), "qd_label").alias("Workload"),
-            pl.col("step_index").replace_strict(loops, return_dtype=pl.Int64).alias("Passes"),
+            pl.col("workload").alias("Workload"),
+            pl.col("passes").alias("Passes"),
             pl.col("io_bytes").map_elements(format_bytes, return_dtype=pl.String).alias("Written"),
             (pl.col("bw_bytes_s") / MB).alias("MB/s"),
             pl.col("runtime_s").map_elements(format_duration, return_dtype=pl.String).alias("Time"),
@@ -75,8 +66,8 @@ def setup_section(drive: DriveAnalysis) -> Section:
             f"({written} written) before the measurements."
         )
     damaged = [
-        f"Left out, as a file is missing or could not be read: {line}."
-        for line in drive.results.damaged
+        f"Left out, as a file is missing or could not be read: {damage}."
+        for damage in drive.results.damaged
     ]
     return Section(sentences + _interrupted(summary) + damaged, parts)
 
@@ -141,7 +132,7 @@ def consistency_section(drive: DriveAnalysis) -> Section:
             + (
                 " (a step's time series was left out, as a log is missing or unreadable: see "
                 "the set-up section)."
-                if any(line.endswith("time series left out") for line in drive.results.damaged)
+                if any(d.left_out == "time series" for d in drive.results.damaged)
                 else "."
             )
         )

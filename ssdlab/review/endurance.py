@@ -29,6 +29,14 @@ SMART_SHOWN = {
     "power_on_hours": "Power-on h",
     "media_errors": "Media errors",
 }
+#: the columns of a table of endurance projections (``Projections.rows``)
+PROJECTION_SHOWN = (
+    pl.col("source").alias("Source"),
+    pl.col("workload").alias("Workload"),
+    pl.col("waf").alias("WAF"),
+    pl.col("tbw_bytes").map_elements(format_bytes, return_dtype=pl.String).alias("TBW"),
+    pl.col("dwpd").alias("DWPD"),
+)
 
 
 def endurance_section(drive: DriveAnalysis) -> Section:
@@ -81,15 +89,10 @@ def _waf_parts(waf: pl.DataFrame, figures: Endurance) -> list[Any]:
     )
     parts: list[Any] = [
         charts.waf(waf.sort("step_index")),
-        table(
-            by_step.select(
-                pl.col("step").alias("Step"),
-                pl.col("workload").alias("Workload"),
-                (pl.col("host_bytes") / 1e9).alias("Host GB"),
-                (pl.col("nand_bytes") / 1e9).alias("NAND GB"),
-                pl.col("waf").alias("WAF"),
-                pl.col("cumulative_waf").alias("Cumulative WAF"),
-            ),
+        _waf_table(
+            by_step,
+            {"step": "Step", "workload": "Workload"},
+            {"cumulative_waf": "Cumulative WAF"},
             "Write amplification per step",
         ),
     ]
@@ -97,15 +100,10 @@ def _waf_parts(waf: pl.DataFrame, figures: Endurance) -> list[Any]:
     if workloads.height:
         parts.append(waf_workloads_chart(workloads))
         parts.append(
-            table(
-                workloads.select(
-                    pl.col("workload").alias("Workload"),
-                    pl.col("steps").alias("Steps"),
-                    (pl.col("host_bytes") / 1e9).alias("Host GB"),
-                    (pl.col("nand_bytes") / 1e9).alias("NAND GB"),
-                    pl.col("waf").alias("WAF"),
-                    pl.col("last_waf").alias("WAF of the last step"),
-                ),
+            _waf_table(
+                workloads,
+                {"workload": "Workload", "steps": "Steps"},
+                {"last_waf": "WAF of the last step"},
                 "Write amplification per workload (NAND / host bytes over its steps)",
             )
         )
@@ -120,6 +118,23 @@ def _waf_parts(waf: pl.DataFrame, figures: Endurance) -> list[Any]:
             )
         )
     return parts
+
+
+def _waf_table(
+    frame: pl.DataFrame, first: dict[str, str], last: dict[str, str], caption: str
+) -> Any:
+    """Host and NAND GB written and WAF of each row of ``frame``, after the columns ``first``
+    and before ``last`` (column -> header)."""
+    return table(
+        frame.select(
+            *(pl.col(column).alias(header) for column, header in first.items()),
+            (pl.col("host_bytes") / 1e9).alias("Host GB"),
+            (pl.col("nand_bytes") / 1e9).alias("NAND GB"),
+            pl.col("waf").alias("WAF"),
+            *(pl.col(column).alias(header) for column, header in last.items()),
+        ),
+        caption,
+    )
 
 
 def waf_workloads_chart(workloads: pl.DataFrame) -> alt.LayerChart:
@@ -186,44 +201,31 @@ def _smart_table(smart: pl.DataFrame) -> Any:
     return table(view, "SMART before and after each step", numeric=("Host written", "NAND written"))
 
 
-def _value_column(unit: str = "unit") -> pl.Expr:
-    """``value`` in bytes as ``3.84 TB``, else as a number."""
-    return (
-        pl.when(pl.col(unit) == "bytes")
-        .then(pl.col("value").map_elements(format_bytes, return_dtype=pl.String))
-        .otherwise(pl.col("value").map_elements(format_number, return_dtype=pl.String))
-    )
+#: ``item``, ``value`` (bytes as ``3.84 TB``, else a number) and ``unit`` (none for bytes)
+#: of endurance items and projection inputs
+ITEM_SHOWN = (
+    pl.col("item").alias("Item"),
+    pl.when(pl.col("unit") == "bytes")
+    .then(pl.col("value").map_elements(format_bytes, return_dtype=pl.String))
+    .otherwise(pl.col("value").map_elements(format_number, return_dtype=pl.String))
+    .alias("Value"),
+    pl.when(pl.col("unit") == "bytes").then(pl.lit("")).otherwise("unit").alias("Unit"),
+)
 
 
 def _items_table(items: pl.DataFrame) -> Any:
-    view = items.select(
-        pl.col("item").alias("Item"),
-        _value_column().alias("Value"),
-        pl.when(pl.col("unit") == "bytes").then(pl.lit("")).otherwise("unit").alias("Unit"),
-    )
+    view = items.select(*ITEM_SHOWN)
     return table(view, "Endurance: rating and what the SMART counters imply", numeric=("Value",))
 
 
 def _projection_parts(projected: Projections) -> list[Any]:
     parts: list[Any] = []
     if projected.inputs.height:
-        view = projected.inputs.select(
-            pl.col("item").alias("Item"),
-            _value_column().alias("Value"),
-            pl.when(pl.col("unit") == "bytes").then(pl.lit("")).otherwise("unit").alias("Unit"),
-            pl.col("from").alias("From"),
-        )
+        view = projected.inputs.select(*ITEM_SHOWN, pl.col("from").alias("From"))
         parts.append(table(view, "What the projections start from", numeric=("Value",)))
     rows = projected.rows
     if rows.height:
-        view = rows.select(
-            pl.col("source").alias("Source"),
-            pl.col("workload").alias("Workload"),
-            pl.col("waf").alias("WAF"),
-            pl.col("tbw_bytes").map_elements(format_bytes, return_dtype=pl.String).alias("TBW"),
-            pl.col("dwpd").alias("DWPD"),
-            pl.col("assumptions").alias("Assumptions"),
-        )
+        view = rows.select(*PROJECTION_SHOWN, pl.col("assumptions").alias("Assumptions"))
         parts.append(
             table(
                 view,
@@ -288,14 +290,7 @@ def compare_endurance_section(cmp: Comparison) -> Section:
         pl.col("workload").is_in([JESD219, f"{JESD219} (the rating's)", "the run's writes"])
     )
     if chosen.height:
-        view = chosen.select(
-            pl.col("drive").alias("Drive"),
-            pl.col("source").alias("Source"),
-            pl.col("workload").alias("Workload"),
-            pl.col("waf").alias("WAF"),
-            pl.col("tbw_bytes").map_elements(format_bytes, return_dtype=pl.String).alias("TBW"),
-            pl.col("dwpd").alias("DWPD"),
-        )
+        view = chosen.select(pl.col("drive").alias("Drive"), *PROJECTION_SHOWN)
         parts.append(
             table(
                 view,

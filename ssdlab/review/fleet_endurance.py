@@ -185,23 +185,23 @@ def overview_section(fleet: FleetEndurance) -> Section:
 def waf_section(fleet: FleetEndurance) -> Section:
     """Lifetime WAF per drive (histogram by model), and by model and firmware: median and
     quartiles of the lifetime and recent WAF."""
-    drives = fleet.drives
-    known = drives.filter(pl.col("lifetime_waf").is_not_null())
-    if not known.height:
+    drives, overall = fleet.drives, fleet.overall
+    if not overall["drives_with_waf"]:
         return Section(missing=f"No write amplification: {NO_NAND}.")
     top = fleet.by_model.filter(pl.col("drives_with_waf") > 0).sort(
         "lifetime_waf_median", descending=True
     )
     worst = top.row(0, named=True)
     sentences = [
-        f"Median lifetime WAF {known['lifetime_waf'].median():.2f} over "
-        f"{count(known.height, 'drive')} (NAND over host bytes written over each drive's life); "
+        f"Median lifetime WAF {overall['lifetime_waf_median']:.2f} over "
+        f"{count(overall['drives_with_waf'], 'drive')} (NAND over host bytes written over "
+        "each drive's life); "
         f"recent WAF covers the last {fleet.recent_days:g} days before each drive's last "
         "snapshot.",
         f"Highest model median: {worst['model']} at {worst['lifetime_waf_median']:.2f} "
         f"({count(worst['drives_with_waf'], 'drive')}).",
     ]
-    if missing := drives.height - known.height:
+    if missing := overall["drives"] - overall["drives_with_waf"]:
         sentences.append(f"{_drives(missing, 'has', 'have')} no WAF: {NO_NAND}.")
     chart = _histogram(drives, "lifetime_waf", "Lifetime WAF per drive", "WAF")
     metrics = {"lifetime_waf": "lifetime WAF", "recent_waf": "recent WAF"}
@@ -212,22 +212,20 @@ def waf_section(fleet: FleetEndurance) -> Section:
 def wear_section(fleet: FleetEndurance) -> Section:
     """Wear rate per drive (percentage used per day, histogram by model), and by model and
     firmware: median and quartiles per day and per TB written."""
-    drives = fleet.drives
-    known = drives.filter(pl.col("wear_pct_per_day").is_not_null())
-    if not known.height:
+    drives, overall = fleet.drives, fleet.overall
+    if not overall["drives_with_wear"]:
         return Section(
             missing="No wear rate: no drive reports its percentage used in two snapshots or "
             "more, a day or more apart."
         )
     sentences = [
-        f"Median wear {known['wear_pct_per_day'].median():.3g} % of rated life per day over "
-        f"{count(known.height, 'drive')} (the rise of percentage used between each drive's "
-        "first and last snapshot; it moves in whole percent, so a drive that wore less than "
-        "1 % shows 0)."
+        f"Median wear {overall['wear_pct_per_day_median']:.3g} % of rated life per day over "
+        f"{count(overall['drives_with_wear'], 'drive')} (the rise of percentage used between "
+        "each drive's first and last snapshot; it moves in whole percent, so a drive that "
+        "wore less than 1 % shows 0)."
     ]
-    per_tb = known["wear_pct_per_tb"].drop_nulls()
-    if per_tb.len():
-        sentences.append(f"Median {per_tb.median():.3g} % per TB the host wrote.")
+    if (per_tb := overall["wear_pct_per_tb_median"]) is not None:
+        sentences.append(f"Median {per_tb:.3g} % per TB the host wrote.")
     chart = _histogram(drives, "wear_pct_per_day", "Wear rate per drive", "% used per day")
     metrics = {"wear_pct_per_day": "% used per day", "wear_pct_per_tb": "% used per TB"}
     return Section(sentences, [chart, _by_firmware(fleet, metrics, "drives_with_wear")])

@@ -26,16 +26,17 @@ from ..analysis.latency import (
     MAX_TIME_SERIES,
     MIN_SEGMENT,
     downsample_intervals,
+    drive_intervals,
     interval_column,
     latency_shifts,
     qos_choice,
-    shift_percentile,
     time_choice,
 )
 from ..charts import WIDTH, axis
 from ..phrases import rephrase
 from ..tables import format_latency
 from ..units import format_duration
+from ..vocab import DIRECTIONS
 from .section import Section, table
 
 if TYPE_CHECKING:
@@ -163,7 +164,7 @@ def exceedance_chart(
         us=pl.col("lat_ns") / 1e3,
         latency=pl.col("lat_ns").map_elements(format_latency, return_dtype=pl.String),
     )
-    directions = [d for d in ("read", "write", "trim") if d in set(data["direction"].to_list())]
+    directions = [d for d in DIRECTIONS if d in set(data["direction"].to_list())]
     lowest = data["share"].min() if data.height else 1.0
     decades = [10.0**-k for k in range(int(np.ceil(-np.log10(lowest))) + 1)]
     width = (
@@ -565,18 +566,18 @@ def compare_latency_over_time_section(cmp: Comparison) -> Section:
         drives = [n for n in cmp.names if n in set(rows["label"].to_list())]
         if len(drives) < 2:
             continue
-        per = {d: rows.filter(pl.col("label") == d) for d in drives}
-        p = min(shift_percentile(per[d]["samples"].to_numpy()) for d in drives)
+        p, per_drive = drive_intervals(rows, drives)
         column, stat = interval_column(p), f"p{p:g}"
         figures = [
-            f"{d} {format_latency(per[d][column].median())} "
-            f"(worst {format_latency(per[d][column].max())})"
-            for d in drives
+            f"{d} {format_latency(median)} (worst {format_latency(worst)})"
+            for d, median, worst in per_drive.select("label", "median_ns", "worst_ns").iter_rows()
         ]
         sentence = f"{rephrase(cell)}, {stat} per interval, median: " + ", ".join(figures) + "."
-        lengths = {d: int(per[d]["interval_ms"][0]) for d in drives}
-        if len(set(lengths.values())) > 1:
-            shown = ", ".join(f"{d} {_length(ms)}" for d, ms in lengths.items())
+        if per_drive["interval_ms"].n_unique() > 1:
+            shown = ", ".join(
+                f"{d} {_length(ms)}"
+                for d, ms in per_drive.select("label", "interval_ms").iter_rows()
+            )
             sentence += (
                 f" The drives logged different intervals ({shown}): shorter intervals swing more."
             )

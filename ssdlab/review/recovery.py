@@ -34,8 +34,12 @@ def _pct(share: float) -> str:
     return f"{share * 100:.0f} %"
 
 
-def _time_unit(seconds: float) -> tuple[str, float]:
-    return ("h", 3600.0) if seconds >= 7200 else ("min", 60.0) if seconds >= 600 else ("s", 1.0)
+def _thinned(series: pl.DataFrame, column: str) -> tuple[pl.DataFrame, str, float]:
+    """``series`` thinned to ``column`` against ``elapsed_s`` per step, and the time unit
+    its span suits with that unit's seconds."""
+    span = series["elapsed_s"].max() or 0
+    unit, seconds = ("h", 3600.0) if span >= 7200 else ("min", 60.0) if span >= 600 else ("s", 1.0)
+    return charts.thin(series, ["step"], "elapsed_s", [column]), unit, seconds
 
 
 def _line(
@@ -66,6 +70,14 @@ def _line(
     )
 
 
+def _with_rules(
+    line: alt.Chart, marks: pl.DataFrame, x: str, title: str, subtitle: str
+) -> alt.LayerChart:
+    """``line`` with a dashed vertical rule at each ``x`` of ``marks``, titled."""
+    rule = alt.Chart(marks).mark_rule(strokeDash=[4, 3], color="#5d6875").encode(x=f"{x}:Q")
+    return alt.layer(line, rule).properties(title=alt.Title(title, subtitle=subtitle))
+
+
 # -- host idle recovery ----------------------------------------------------------------------
 
 
@@ -75,9 +87,8 @@ def _segment_label(kind: str, wait_s: float | None) -> str:
 
 def _hir_chart(hir: HostIdleRecovery, workload: str) -> alt.Chart:
     labels = {s.step: _segment_label(s.kind, s.wait_s) for s in hir.segments}
-    series = hir.series()
-    unit, seconds = _time_unit(series["elapsed_s"].max() or 0)
-    data = charts.thin(series, ["step"], "elapsed_s", ["iops"]).with_columns(
+    data, unit, seconds = _thinned(hir.series(), "iops")
+    data = data.with_columns(
         segment=pl.col("step").replace_strict(labels), time=pl.col("elapsed_s") / seconds
     )
     order = list(dict.fromkeys(labels.values()))
@@ -168,8 +179,8 @@ def hir_section(drive: DriveAnalysis) -> Section:
 
 def _xsr_chart(xsr: CrossStimulusRecovery) -> alt.LayerChart:
     series = xsr.series()
-    unit, seconds = _time_unit(series["elapsed_s"].max() or 0)
-    data = charts.thin(series, ["step"], "elapsed_s", ["bw_bytes_s"]).select(
+    data, unit, seconds = _thinned(series, "bw_bytes_s")
+    data = data.select(
         "step",
         workload=pl.col("step").replace_strict({s.step: s.workload for s in xsr.segments}),
         time=pl.col("elapsed_s") / seconds,
@@ -181,12 +192,12 @@ def _xsr_chart(xsr: CrossStimulusRecovery) -> alt.LayerChart:
         (pl.col("elapsed_s") - pl.col("window_s")).min().alias("start")
     )
     marks = starts.slice(1).with_columns(time=pl.col("start") / seconds)
-    rule = alt.Chart(marks).mark_rule(strokeDash=[4, 3], color="#5d6875").encode(x="time:Q")
-    return alt.layer(line, rule).properties(
-        title=alt.Title(
-            "Cross-stimulus recovery",
-            subtitle="Throughput per log window against time; dashed: a change of stimulus",
-        )
+    return _with_rules(
+        line,
+        marks,
+        "time",
+        "Cross-stimulus recovery",
+        "Throughput per log window against time; dashed: a change of stimulus",
     )
 
 
@@ -270,12 +281,12 @@ def _fill_chart(found: list[Fill]) -> alt.LayerChart:
         if f.cache and f.cache.end_bytes is not None
     ]
     marks = pl.DataFrame(ends, schema={"fill": pl.String, "written": pl.Float64}, orient="row")
-    rule = alt.Chart(marks).mark_rule(strokeDash=[4, 3], color="#5d6875").encode(x="written:Q")
-    return alt.layer(line, rule).properties(
-        title=alt.Title(
-            "Write speed against data written",
-            subtitle="MB/s per log window; dashed: where the SLC cache ends",
-        )
+    return _with_rules(
+        line,
+        marks,
+        "written",
+        "Write speed against data written",
+        "MB/s per log window; dashed: where the SLC cache ends",
     )
 
 

@@ -11,14 +11,15 @@ from ..analysis.drive import DriveAnalysis
 from ..analysis.repeats import (
     LATENCY_PERCENTILES,
     POWER_FIGURES,
+    planned_repeats,
     repeat_figures,
+    repeats_found,
     step_totals,
     with_repeats,
 )
 from ..charts import ACCENT, WIDTH, axis
 from ..findings import count
 from ..phrases import rephrase
-from ..repeat import repeat_counts, split_repeat
 from ..tables import format_interval, format_latency, format_number, format_unit
 from ..units import MB
 from .section import Section, table
@@ -156,28 +157,18 @@ def _chart(rows: pl.DataFrame) -> Any:
     )
 
 
-def planned_repeats(drive: DriveAnalysis) -> dict[str, int]:
-    """How many repeats each step of the run has, left out ones included: the names its
-    suite definition planned and its manifest recorded (:func:`~ssdlab.repeat.repeat_counts`)."""
-    manifest = drive.results.manifest
-    planned = (manifest.suite_definition or {}).get("steps", [])
-    names = [str(s["name"]) for s in planned if isinstance(s, dict) and "name" in s]
-    return repeat_counts(names + [record.name for record in manifest.steps])
-
-
 def _short(drive: DriveAnalysis, planned: dict[str, int]) -> list[str]:
     """``<workload> (<step>): k of n repeats`` of each repeated measured step some of whose
-    repeats are not among its results (one failed, or its ``fio.json`` could not be read),
-    in suite order."""
+    repeats are not among its results (:func:`~ssdlab.analysis.repeats.repeats_found`), in
+    suite order."""
     labels = dict(_labels(drive).select("step", "workload").iter_rows())
-    found: dict[str, list[str]] = {}
-    for name in drive.every_repeat.sort("step_index")["step"].unique(maintain_order=True):
-        found.setdefault(split_repeat(name)[0], []).append(name)
+    found = repeats_found(drive.every_repeat, planned)
     short = []
-    for step, names in found.items():
-        label = next((labels[n] for n in [step, *names] if n in labels), None)
-        if label is not None and len(names) < planned.get(step, 1):
-            short.append(f"{rephrase(label)} ({step}): {len(names)} of {planned[step]} repeats")
+    for row in found.filter(pl.col("found") < pl.col("planned")).iter_rows(named=True):
+        step = row["step"]
+        label = next((labels[n] for n in [step, *row["names"]] if n in labels), None)
+        if label is not None:
+            short.append(f"{rephrase(label)} ({step}): {row['found']} of {row['planned']} repeats")
     return short
 
 
@@ -190,7 +181,7 @@ def repeatability_section(drive: DriveAnalysis) -> Section:
             missing="No repeated steps: run with --repeat N to measure the run-to-run noise "
             "of every figure."
         )
-    planned = planned_repeats(drive)
+    planned = planned_repeats(drive.results.manifest)
     ran = [max(planned.get(step, n), n) for step, n in rows.select("step", "repeats").iter_rows()]
     low, high = min(ran), max(ran)
     times = f"{high} times each" if low == high else f"{low} to {high} times"

@@ -10,15 +10,17 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import InputError
-from ..layout import POWER_DIR
+from ..formats import FORMATS
+from ..layout import POWER_DIR, POWER_TRACE
 from ..manifest import Manifest, now
+from ..plugins import type_name
 from . import store
-from .power import POWER_FORMATS, PowerTrace, generic, ipmitool, quarch, yokotool
+from .power import POWER_FORMATS, PowerTrace, generic
 
 
 @dataclass(frozen=True)
 class ReaderOptions:
-    """Options for a power reader; each format takes only some (:data:`FORMAT_OPTIONS`)."""
+    """Options for a power reader; each format takes those its ``Format.options`` name."""
 
     columns: Mapping[str, str] | None = None
     units: Mapping[str, str] | None = None
@@ -26,28 +28,24 @@ class ReaderOptions:
     tz: str | None = None
 
 
-#: power format -> the :class:`ReaderOptions` its reader takes, and those it needs; a format
-#: not listed takes none
-FORMAT_OPTIONS: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
-    generic.NAME: (("columns", "units", "start_epoch_s"), ("columns",)),
-    quarch.NAME: (("start_epoch_s",), ()),
-    yokotool.NAME: ((), ()),
-    ipmitool.NAME: (("tz",), ()),
-}
-
-
 def reader_options(
     format: str, options: ReaderOptions, names: Mapping[str, str] | None = None
 ) -> dict[str, Any]:
-    """The options given (not None) as keywords for ``format``'s reader; InputError naming
-    those it does not take or the ones it needs (by ``names``, default their own)."""
-    takes, needs = FORMAT_OPTIONS.get(format, ((), ()))
+    """The options given (not None) as keywords for the power format ``format``'s reader;
+    InputError naming an unknown format, the options it does not take (its
+    ``Format.options``) or the ones it needs (``Format.needs``), by ``names`` (default their
+    own)."""
+    try:
+        fmt = POWER_FORMATS.format(format)
+    except KeyError:
+        known = ", ".join(POWER_FORMATS)
+        raise InputError(f"unknown power format {format!r} (known: {known})") from None
     given = {key: value for key, value in asdict(options).items() if value is not None}
     shown = names or {}
-    unknown = [shown.get(key, key) for key in given if key not in takes]
+    unknown = [shown.get(key, key) for key in given if key not in fmt.options]
     if unknown:
         raise InputError(f"power format {format!r} takes no {', '.join(unknown)}")
-    missing = [shown.get(key, key) for key in needs if key not in given]
+    missing = [shown.get(key, key) for key in fmt.needs if key not in given]
     if missing:
         raise InputError(f"power format {format!r} needs {', '.join(missing)}")
     return given
@@ -66,13 +64,13 @@ def attach_power(
     in ``results_dir``; the trace read (its meta with the time it was attached).
 
     InputError, with nothing changed, for an import (it has no step times), a run that has a
-    trace unless ``replace``, an unknown format, options its reader does not take (named by
+    trace unless ``replace``, an unknown format, options its format does not name (shown by
     ``option_names``, see :func:`reader_options`) and a trace without samples.
     """
     manifest = Manifest.load(results_dir)
     if manifest.source != "run":
         raise InputError(f"{results_dir}: power attach needs a run of 'ssdlab run', not an import")
-    existing = results_dir / POWER_DIR / store.TRACE
+    existing = results_dir / POWER_DIR / POWER_TRACE
     if existing.exists() and not replace:
         raise InputError(f"{existing}: the run has a power trace; --replace it")
     try:
@@ -81,8 +79,6 @@ def attach_power(
         if (hint := generic.mapping_hint(trace)) is None:
             raise
         raise InputError(f"{exc}; {hint}") from None
-    if name not in POWER_FORMATS:
-        raise InputError(f"unknown power format {name!r} (known: {', '.join(POWER_FORMATS)})")
     try:
         keywords = reader_options(name, options or ReaderOptions(), option_names)
     except InputError as exc:
@@ -91,6 +87,11 @@ def attach_power(
             raise
         raise InputError(f"{exc}: {hint}") from None
     read = POWER_FORMATS[name](trace, **keywords)
+    if not isinstance(read, PowerTrace):
+        raise InputError(
+            f"{trace}: {FORMATS.label(POWER_FORMATS.format(name))} returned "
+            f"{type_name(read)}, not a PowerTrace (frame with time_s, power_w; meta)"
+        )
     if read.frame.is_empty():
         raise InputError(f"{trace}: no power samples")
     attached = PowerTrace(read.frame, read.meta | {"attached": now()})

@@ -33,11 +33,11 @@ from pathlib import Path
 import polars as pl
 
 from ..errors import InputError
-from ..io import read_fio_log
 from ..io.fio_json import INT64_MAX
+from ..layout import SMART_AFTER, SMART_BEFORE, SMART_PHASES
 from ..logs import log_params
-from ..manifest import StepRecord
-from ..pipeline import RunContext, StepData
+from ..manifest import Manifest, StepRecord
+from ..pipeline import RunContext, StepData, log_starts
 from . import store
 from .endurance import (
     DriveSpec,
@@ -155,7 +155,7 @@ def _snapshots(context: RunContext) -> list[tuple[StepRecord, str, datetime | No
     found = []
     for record, step_dir in context.folders():
         captures = store.read_captures(step_dir)
-        for phase in store.PHASES:
+        for phase in SMART_PHASES:
             snapshot = store.step_snapshot(step_dir, phase)
             if snapshot is not None:
                 _check_fits(snapshot)
@@ -186,11 +186,11 @@ def waf_frame(context: RunContext) -> pl.DataFrame:
     first: SmartRecord | None = None
     rows = []
     for index, phases in by_step.items():
-        first = first or phases.get("before")
-        if "before" not in phases or "after" not in phases:
+        first = first or phases.get(SMART_BEFORE)
+        if SMART_BEFORE not in phases or SMART_AFTER not in phases:
             continue
-        step = smart_delta(phases["before"], phases["after"])
-        total = smart_delta(first, phases["after"]) if first is not None else step
+        step = smart_delta(phases[SMART_BEFORE], phases[SMART_AFTER])
+        total = smart_delta(first, phases[SMART_AFTER]) if first is not None else step
         rows.append(
             {
                 "step_index": index,
@@ -207,21 +207,12 @@ def waf_frame(context: RunContext) -> pl.DataFrame:
 
 
 def _measured_window(step: StepData) -> tuple[float, float] | str:
-    """Epoch seconds (start, end) of the step's measured I/O, or why they are unknown."""
+    """Epoch seconds (start, end) of the step's measured I/O, or why they are unknown (its
+    iops logs' starts as parsed once: :func:`~ssdlab.pipeline.log_starts`)."""
     fio = step.fio
-    first_ms: dict[int, int] = {}
-    for log in step.logs:
-        if log.kind != "iops":
-            continue
-        try:
-            frame, meta = read_fio_log(log.path, kind="iops")
-        except InputError as exc:
-            return str(exc)
-        if frame.height and not meta["epoch"]:
-            return "fio logs lack epoch timestamps (log_unix_epoch=0)"
-        if frame.height:
-            start = int(frame["time_ms"].min())
-            first_ms[log.job_index] = min(first_ms.get(log.job_index, start), start)
+    if step.log_start_problem:
+        return step.log_start_problem
+    first_ms = step.log_start_ms or {}
     windows = []
     for job in log_params(fio.meta, fio.jobs):
         start_ms, runtime_s = job["start_ms"], job["runtime_s"]
@@ -241,6 +232,7 @@ def _measured_window(step: StepData) -> tuple[float, float] | str:
 def step_windows(context: RunContext) -> pl.DataFrame:
     """Each loaded step's measured window (or ``window_reason``) and its IOPS and bytes/s."""
     rows = []
+    log_starts(context.steps)
     for step in context.steps:
         window = _measured_window(step)
         start, end = window if isinstance(window, tuple) else (None, None)
@@ -280,6 +272,21 @@ def _step_power(trace: pl.DataFrame, windows: pl.DataFrame) -> pl.DataFrame:
         .select(list(POWER_SCHEMA))
         .cast(POWER_SCHEMA)  # type: ignore[arg-type]
     )
+
+
+def power_per_step(results_dir: Path) -> pl.DataFrame:
+    """The ``power`` frame of a run read alone (``ssdlab power show``), its trace read once;
+    InputError when the run has no power trace or no step to align it with."""
+    context = RunContext(results_dir, Manifest.load(results_dir))
+    frame = power_frame(context)
+    if frame.is_empty():
+        raise InputError(
+            f"{results_dir}: no power trace (record one with 'ssdlab run --power' or "
+            "'ssdlab power attach')"
+            if context.once(_trace) is None
+            else f"{results_dir}: no step to align power with"
+        )
+    return frame
 
 
 def power_frame(context: RunContext) -> pl.DataFrame:

@@ -29,7 +29,8 @@ Prometheus sample's timestamp), else the file's modification time; ``time_source
 which (``capture`` or ``mtime``).
 
 The results directory ``out`` gets ``frames/smart_history.parquet`` (:data:`SCHEMA`, one row
-per drive and snapshot, sorted by drive and time) and :data:`RECORD`, what was imported and
+per drive and snapshot, sorted by drive and time) and ``smart_history.json``
+(:data:`ssdlab.layout.SMART_HISTORY`), what was imported and
 every file skipped with why. Units follow the column names (bytes, °C, hours, percent).
 WAF is NAND / host bytes written (else NAND / host pages, Micron/Crucial), as
 :func:`~ssdlab.telemetry.snapshot.waf`: ``waf`` between the snapshot and the drive's
@@ -67,6 +68,7 @@ from ..errors import InputError
 from ..formats import FORMATS, PROBE_JSON_MAX_BYTES, Format, Probe, recognise
 from ..importer import Skipped, made_by_import, walk_files, write_frames
 from ..io.text import read_bytes
+from ..layout import SMART_HISTORY, frame_file, frame_path
 from ..lock import results_lock
 from ..manifest import now
 from .record import SmartRecord
@@ -74,8 +76,6 @@ from .smart import records_of, smartctl_exporter
 from .snapshot import SOURCE_PRECEDENCE, merge_records
 
 FRAME = "smart_history"
-#: the record of an import, beside ``frames/``
-RECORD = "smart_history.json"
 MAX_CAPTURE_BYTES = PROBE_JSON_MAX_BYTES
 CHUNK_ROWS = 100_000
 INT64_MAX = 2**63 - 1
@@ -399,10 +399,10 @@ def scan_smart_history(directory: Path | str) -> pl.LazyFrame:
     """The ``smart_history`` frame of a directory :func:`import_smart_history` wrote, lazily;
     InputError naming the directory when it holds none."""
     directory = Path(directory)
-    path = directory / "frames" / f"{FRAME}.parquet"
-    if not (directory / RECORD).is_file() or not path.is_file():
+    path = frame_file(directory, FRAME)
+    if not (directory / SMART_HISTORY).is_file() or not path.is_file():
         raise InputError(
-            f"{directory}: not a SMART history (no {RECORD} and frames/{FRAME}.parquet; "
+            f"{directory}: not a SMART history (no {SMART_HISTORY} and {frame_path(FRAME)}; "
             "make one with ssdlab smart import)"
         )
     try:
@@ -433,7 +433,7 @@ def import_smart_history(
     """
     new = not out.exists()
     with results_lock(out, "smart import"):
-        if (out / RECORD).exists():
+        if (out / SMART_HISTORY).exists():
             raise InputError(f"{out} already holds a SMART history; import into a new directory")
         made = out if new else made_by_import(out)
         try:
@@ -553,8 +553,8 @@ def _import(
         "snapshots": report.snapshots,
         "drives": report.drives,
         "time_sources": report.time_sources,
-        "frame": f"frames/{FRAME}.parquet",
+        "frame": frame_path(FRAME),
         "skipped": [str(s) for s in report.skipped],
     }
-    write_text_atomic(out / RECORD, json.dumps(record, indent=2) + "\n")
+    write_text_atomic(out / SMART_HISTORY, json.dumps(record, indent=2) + "\n")
     return report

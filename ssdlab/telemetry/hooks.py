@@ -48,6 +48,16 @@ import polars as pl
 
 from ..errors import InputError, SsdlabError
 from ..execute import FleetHook, RunHook
+from ..layout import (
+    POWER_DIR,
+    POWER_RAW,
+    POWER_SAMPLES,
+    POWER_TRACE,
+    SMART_AFTER,
+    SMART_BEFORE,
+    SMART_DIR,
+    smart_capture,
+)
 from ..manifest import Manifest, StepRecord, TargetInfo, now
 from . import store
 from .power import POWER_FORMATS, PeriodicSampler, PowerTrace, generic, power_sampler
@@ -102,12 +112,12 @@ def capture(name: str, argv: list[str], directory: Path) -> str | None:
         )
     except (OSError, subprocess.SubprocessError) as exc:
         return f"{shown}: {exc}"
-    path = directory / f"{name}.json"
+    path = smart_capture(directory, name)
     path.write_text(done.stdout)
     try:
         SMART_FORMATS.read(path)  # smartctl's exit status is a bit mask: judge the output
     except InputError as exc:
-        path.rename(directory / f".{name}.rejected")
+        path.rename(smart_capture(directory, name, rejected=True))
         detail = done.stderr.strip().splitlines()[-1:] or [str(exc)]
         return f"{shown} (exit status {done.returncode}): {detail[0]}"
     return None
@@ -151,7 +161,7 @@ class SmartHook(RunHook):
     def _snapshot(self, step_dir: Path, phase: str) -> None:
         if not self.captures:
             return
-        directory = step_dir / store.SMART_DIR / phase
+        directory = step_dir / SMART_DIR / phase
         directory.mkdir(parents=True, exist_ok=True)
         when = now()
         errors = [e for name, argv in self.captures if (e := capture(name, argv, directory))]
@@ -160,7 +170,7 @@ class SmartHook(RunHook):
             raise SsdlabError(f"SMART {phase}: " + "; ".join(errors))
 
     def before_step(self, step_dir: Path, record: StepRecord) -> None:
-        self._snapshot(step_dir, "before")
+        self._snapshot(step_dir, SMART_BEFORE)
 
     def on_fleet(self, root: Path) -> FleetHook:
         """``auto``: no snapshots, a note on each member; a COMMAND is refused (see above)."""
@@ -172,7 +182,7 @@ class SmartHook(RunHook):
         return _NoFleetSmart()
 
     def after_step(self, step_dir: Path, record: StepRecord) -> None:
-        self._snapshot(step_dir, "after")
+        self._snapshot(step_dir, SMART_AFTER)
 
 
 class _NoFleetSmart:
@@ -213,9 +223,9 @@ class PowerHook(RunHook):
 
     def open(self, out: Path) -> None:
         """Start sampling into ``out/power/`` (appending to what a resumed run sampled)."""
-        directory = out / store.POWER_DIR
-        samples = directory / store.SAMPLES_CSV
-        if (directory / store.TRACE).exists() and not samples.exists():
+        directory = out / POWER_DIR
+        samples = directory / POWER_SAMPLES
+        if (directory / POWER_TRACE).exists() and not samples.exists():
             raise SsdlabError(
                 f"{directory}: holds a trace attached with 'ssdlab power attach'; not recording "
                 "power (move it away to record)"
@@ -277,8 +287,8 @@ def _raise_errors(meta: dict) -> None:
     """SsdlabError when a trace's ``meta`` counts failed readings."""
     if meta["errors"]:
         raise SsdlabError(
-            f"power: {meta['errors']} failed readings from {meta.get('source', 'source')}, "
-            f"last: {meta['last_error']}"
+            f"power: {meta['errors']} failed readings from {meta.get('source', 'source')} "
+            f"({meta['samples']} samples kept), last: {meta['last_error']}"
         )
 
 
@@ -309,8 +319,8 @@ class _MemberPower(RunHook):
         self.out: Path | None = None
 
     def start(self, out: Path, manifest: Manifest) -> None:
-        directory = out / store.POWER_DIR
-        if (directory / store.RAW_DIR).exists():
+        directory = out / POWER_DIR
+        if (directory / POWER_RAW).exists():
             raise SsdlabError(
                 f"{directory}: holds a trace attached with 'ssdlab power attach'; not copying "
                 "the fleet's power there (move it away to record)"

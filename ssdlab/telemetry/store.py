@@ -1,4 +1,5 @@
-"""Where telemetry lives in a results directory (beside what :mod:`ssdlab.runner` writes)::
+"""Where telemetry lives in a results directory (beside what :mod:`ssdlab.runner` writes;
+every name is :mod:`ssdlab.layout`'s)::
 
     drive.toml                          the drive's endurance rating, kept there by the user
                                         (or drive.yaml / drive.yml; see telemetry.endurance)
@@ -30,18 +31,19 @@ import polars as pl
 from ..atomic import write_bytes_atomic, write_text_atomic
 from ..errors import InputError
 from ..io.text import parse_json, read_text
-from ..layout import DRIVE_SPEC_NAMES, POWER_DIR, SMART_DIR
+from ..layout import (
+    DRIVE_SPEC_NAMES,
+    POWER_DIR,
+    POWER_RAW,
+    POWER_SOURCE,
+    POWER_TRACE,
+    SMART_CAPTURES,
+    SMART_DIR,
+)
 from .power import PowerTrace
 from .power.trace import first_line
 from .record import SmartRecord
 from .snapshot import read_snapshot
-
-SAMPLES_CSV = "samples.csv"
-TRACE = "trace.parquet"
-SOURCE = "source.json"
-RAW_DIR = "raw"
-CAPTURES = "captures.json"
-PHASES = ("before", "after")
 
 
 def find_drive_spec(results_dir: Path) -> Path | None:
@@ -57,8 +59,10 @@ def write_trace(results_dir: Path, trace: PowerTrace) -> None:
     buffer = io.BytesIO()
     trace.frame.write_parquet(buffer)
     directory = results_dir / POWER_DIR
-    write_bytes_atomic(directory / TRACE, buffer.getvalue())
-    write_text_atomic(directory / SOURCE, json.dumps(trace.meta, indent=2, default=str) + "\n")
+    write_bytes_atomic(directory / POWER_TRACE, buffer.getvalue())
+    write_text_atomic(
+        directory / POWER_SOURCE, json.dumps(trace.meta, indent=2, default=str) + "\n"
+    )
 
 
 def replace_trace(results_dir: Path, trace: PowerTrace, raw_name: str, raw: bytes) -> None:
@@ -66,13 +70,13 @@ def replace_trace(results_dir: Path, trace: PowerTrace, raw_name: str, raw: byte
     ``power/raw/<raw_name>`` (``raw``, as given)."""
     directory = results_dir / POWER_DIR
     shutil.rmtree(directory, ignore_errors=True)
-    write_bytes_atomic(directory / RAW_DIR / raw_name, raw)
+    write_bytes_atomic(directory / POWER_RAW / raw_name, raw)
     write_trace(results_dir, trace)
 
 
 def read_trace(results_dir: Path) -> pl.DataFrame | None:
     """The saved power trace (time_s, power_w, ...), None when the run has none."""
-    path = results_dir / POWER_DIR / TRACE
+    path = results_dir / POWER_DIR / POWER_TRACE
     if not path.exists():
         return None
     try:
@@ -83,7 +87,7 @@ def read_trace(results_dir: Path) -> pl.DataFrame | None:
 
 def write_captures(step_dir: Path, phase: str, when: datetime, errors: list[str]) -> None:
     """Record when ``phase`` was captured and which commands failed."""
-    path = step_dir / SMART_DIR / CAPTURES
+    path = step_dir / SMART_DIR / SMART_CAPTURES
     done = read_captures(step_dir)
     done[phase] = {"time": when.isoformat(), "errors": errors}
     write_text_atomic(path, json.dumps(done, indent=2) + "\n")
@@ -92,7 +96,7 @@ def write_captures(step_dir: Path, phase: str, when: datetime, errors: list[str]
 def read_captures(step_dir: Path) -> dict[str, Any]:
     """``captures.json`` of a step: phase -> {time, errors}; empty without SMART captures;
     InputError naming the file when it is not such a record."""
-    path = step_dir / SMART_DIR / CAPTURES
+    path = step_dir / SMART_DIR / SMART_CAPTURES
     if not path.exists():
         return {}
     captures = parse_json(read_text(path, "a capture record"), path)

@@ -7,7 +7,8 @@ CSV reader is registered without ``sniff``: call it by name with its column mapp
 
 Live sources, sampled during ``ssdlab run --power SOURCE``, are named ``NAME[:ARGUMENT]`` and
 made by :func:`power_sampler`; register more with ``POWER_SOURCES.register(name, factory)``,
-``factory(argument, interval_s=...)`` returning a :class:`PeriodicSampler`:
+``factory(argument, interval_s)`` returning a :class:`PeriodicSampler` (anything else, or a
+factory raising, is an error naming the source before the run starts):
 
 - ``command:CMD``: run CMD (split like a shell would, no shell runs) and read the first number
   it prints as watts, e.g. ``command:/usr/local/bin/meter --watts``.
@@ -24,9 +25,9 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from ...errors import InputError
+from ...errors import InputError, SsdlabError
 from ...formats import FORMATS, KindView
-from ...plugins import Plugins
+from ...plugins import Plugins, is_callable, type_name
 from .generic import read_power_csv
 from .ipmitool import parse_instantaneous, read_ipmitool_dcmi
 from .quarch import read_quarch_csv
@@ -75,6 +76,7 @@ POWER_SOURCES: Plugins[PowerSource] = Plugins(
         "ipmitool": "ssdlab.telemetry.power:ipmitool_source",
         "rapl": "ssdlab.telemetry.power:rapl_source",
     },
+    check=is_callable,
 )
 
 
@@ -87,7 +89,19 @@ def power_sampler(source: str, interval_s: float = 1.0) -> PeriodicSampler:
         )
     if interval_s <= 0:
         raise InputError(f"power sampling interval must be positive, not {interval_s}")
-    return POWER_SOURCES[name](argument, interval_s)
+    factory = POWER_SOURCES[name]
+    try:
+        sampler = factory(argument, interval_s)
+    except SsdlabError:
+        raise
+    except Exception as exc:  # a plug-in written for another signature, or its bug
+        raise SsdlabError(f"{POWER_SOURCES.label(name)} failed: {exc!r}") from exc
+    if not isinstance(sampler, PeriodicSampler):
+        raise SsdlabError(
+            f"{POWER_SOURCES.label(name)} returned {type_name(sampler)}, "
+            "not a ssdlab.telemetry.power.PeriodicSampler"
+        )
+    return sampler
 
 
 def detect_power(path: str | Path) -> str:

@@ -53,7 +53,13 @@ def read_power_csv(
     return make_trace(frame, path, exprs, {"source": NAME, "columns": dict(columns)})
 
 
-FORMAT = Format(NAME, "power", read_power_csv)
+FORMAT = Format(
+    NAME,
+    "power",
+    read_power_csv,
+    options=("columns", "units", "start_epoch_s"),
+    needs=("columns",),
+)
 
 
 _TIME = re.compile(r"^(time|timestamp|ts|t|epoch|seconds|secs?|elapsed)([ _(\[].*)?$", re.I)

@@ -117,4 +117,4 @@ def read_ipmitool_dcmi(path: str | Path, *, tz: str | None = None) -> PowerTrace
     return PowerTrace(frame, meta)
 
 
-FORMAT = Format(NAME, "power", read_ipmitool_dcmi, sniff)
+FORMAT = Format(NAME, "power", read_ipmitool_dcmi, sniff, options=("tz",))

@@ -128,4 +128,4 @@ def read_quarch_csv(path: str | Path, start_epoch_s: float | None = None) -> Pow
     return make_trace(frame, path, columns, meta)
 
 
-FORMAT = Format(NAME, "power", read_quarch_csv, sniff)
+FORMAT = Format(NAME, "power", read_quarch_csv, sniff, options=("start_epoch_s",))

@@ -2,8 +2,9 @@
 
 Samples are stamped with the wall clock (``time.time()``, epoch seconds) halfway through the
 measurement. Failed measurements (a command's non-zero exit, a timeout, unparsable output,
-an unreadable file) are counted in ``meta["errors"]`` with ``meta["last_error"]``; readings
-rejected as invalid (0 W from a BMC, ...) in ``meta["invalid"]``; sampling goes on either way.
+an unreadable file, and any other exception a sampler's ``measure`` raises, e.g. a plug-in's
+bug) are counted in ``meta["errors"]`` with ``meta["last_error"]``; readings rejected as
+invalid (0 W from a BMC, ...) in ``meta["invalid"]``; sampling goes on either way.
 
 - :class:`CommandSampler`: any command printing watts; :class:`IpmitoolSampler` on top of it
   (whole-server power from the BMC).
@@ -46,7 +47,7 @@ class PeriodicSampler:
     Use as a context manager, or :meth:`start` then :meth:`stop`; :meth:`trace` gives the
     samples so far. Subclasses implement :meth:`measure` and may extend :meth:`describe`.
     ``on_sample(time_s, watts)``, when set, is called from the sampling thread with every
-    valid sample as it comes (e.g. to append it to a file); its OSErrors count as errors.
+    valid sample as it comes (e.g. to append it to a file); its exceptions count as errors.
     """
 
     def __init__(self, interval_s: float = 1.0) -> None:
@@ -84,10 +85,11 @@ class PeriodicSampler:
                     self._samples.append((when, watts))
             if watts is not None and self.on_sample is not None:
                 self.on_sample(when, watts)
-        except (OSError, subprocess.SubprocessError, ValueError) as exc:
+        except Exception as exc:  # never ends sampling: counted, and the run says so
+            expected = isinstance(exc, (OSError, subprocess.SubprocessError, ValueError))
             with self._lock:
                 self._errors += 1
-                self._last_error = str(exc)
+                self._last_error = str(exc) if expected else repr(exc)  # repr: a bug's type
 
     def _run(self) -> None:
         next_tick = time.monotonic()

@@ -1,0 +1,73 @@
+"""The library behind the ACT commands: trials with ACT's defaults (``act_trials``) and an
+ACT log's table with ACT's verdict (``latency_report``), as Python users call them."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from ssdlab.act.latency import latency_report
+from ssdlab.act.run import act_trials
+from ssdlab.act.workload import TrialTiming, act_config
+from ssdlab.errors import InputError, SsdlabError
+
+FIXTURES = Path(__file__).parent / "fixtures" / "act"
+SAMPLE = FIXTURES / "act_storage_1x_30s.log"  # real act_storage 6.6 output, 1x, 30 s
+ERROR_LOG = FIXTURES / "act_storage_3x_2d_error.log"  # stops at 12 s: can't keep up
+
+
+def test_trials_get_acts_defaults(tmp_path: Path) -> None:
+    settings = {"test-duration-sec": "2", "max-lag-sec": "7"}
+    target, size = tmp_path / "target", 16 * 2**20
+    with act_trials(tmp_path / "act", settings=settings, target=target, target_size=size) as trials:
+        assert trials.timing == TrialTiming(2, 2, 500)  # the whole trial, quarter windows
+        assert (trials.settings.max_lag_s, trials.settings.ioengine) == (7, "psync")
+        assert trials.runner.manifest.target is not None
+        assert trials.runner.manifest.target.size_bytes == size
+        with pytest.raises(SsdlabError, match="must be positive"):
+            trials.score(resolution=0)  # refused before any trial runs
+    assert trials.runner.manifest.steps == []
+
+
+def test_bad_settings_are_refused_before_anything_is_created(tmp_path: Path) -> None:
+    with pytest.raises(SsdlabError, match=r"^--set record-bytes: .*integer"):
+        act_trials(tmp_path / "act", settings={"record-bytes": "many"})
+    with pytest.raises(SsdlabError, match="--fio-option"):
+        act_trials(tmp_path / "act", fio_options={"exec_prerun": "x"})
+    with pytest.raises(SsdlabError, match="--target-size 1,048,576 bytes: a file target is at"):
+        act_trials(tmp_path / "act", target_size=2**20)  # not a larger file than asked for
+    assert not (tmp_path / "act").exists()
+    assert act_config({"record-bytes": "1500"}).record_bytes == 1500
+
+
+def test_latency_report_judges_the_reads_histogram() -> None:
+    passed = latency_report(SAMPLE, slice_s=10)
+    assert (passed.status, passed.failed) == ("passed", False)
+    assert passed.reason == "3 slices of 10 s within the limits"
+    assert passed.table is not None  # every histogram of the log, in its order
+    assert passed.table["histogram"].unique(maintain_order=True).to_list() == [
+        "reads",
+        "/dev/loop0-reads",
+        "large-block-reads",
+        "large-block-writes",
+    ]
+    stopped = latency_report(ERROR_LOG, slice_s=4, histograms=["reads"])
+    assert (stopped.status, stopped.failed) == ("cant_keep_up", True)
+    assert stopped.table is not None and stopped.table["slice"].to_list() == [
+        "1",
+        "2",
+        "3",
+        "avg",
+        "max",
+    ]
+    early = latency_report(ERROR_LOG)  # ACT stopped long before the first 1-hour slice
+    assert early.table is None and early.failed
+    assert early.reason.startswith("ACT stopped after 12 s: ERROR:")
+
+
+def test_latency_report_errors_name_the_log() -> None:
+    with pytest.raises(SsdlabError, match=f"^{SAMPLE}: threshold 10 ms is not an ACT bucket"):
+        latency_report(SAMPLE, slice_s=10, thresholds_ms=[10])
+    with pytest.raises(InputError, match="could not find 3600 seconds"):
+        latency_report(SAMPLE)  # no slice ends and ACT did not stop: bad input, no verdict
