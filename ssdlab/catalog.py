@@ -31,6 +31,7 @@ every history's drives together). Histories that cannot be read are listed in ``
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import io
 import os
@@ -48,6 +49,8 @@ from .layout import (
     CATALOG_DIR,
     CATALOG_EMPTY,
     MANIFEST,
+    POWER_DIR,
+    POWER_TRACE,
     SMART_HISTORY,
     cached_frame,
     cached_frames,
@@ -131,11 +134,14 @@ def _find(root: Path, exclude: tuple[Path, ...] = ()) -> dict[str, list[Path]]:
 
 def _key(root: Path, results_dir: Path, marker: str = MANIFEST) -> str:
     """Cache key of a results directory (or history): its place under the root, its
-    manifest's (record's) state, and the ssdlab version and frame builders that made the
-    frames."""
+    manifest's (record's) state and its power trace's (``power attach --replace`` changes
+    no manifest), and the ssdlab version and frame builders that made the frames."""
     stat = (results_dir / marker).stat()
     builders = ",".join(f"{k}={FRAME_BUILDERS.origin(k)}" for k in sorted(FRAME_BUILDERS))
     text = f"{results_dir.relative_to(root)}|{stat.st_mtime_ns}|{stat.st_size}|{__version__}"
+    with contextlib.suppress(OSError):
+        trace = (results_dir / POWER_DIR / POWER_TRACE).stat()
+        text += f"|{trace.st_mtime_ns}|{trace.st_size}"
     text += f"|{CATALOG_FORMAT}"
     return hashlib.sha1(f"{text}|{builders}".encode()).hexdigest()[:16]
 

@@ -25,6 +25,8 @@ from ssdlab.pipeline import RunContext
 from ssdlab.report import execute_notebook
 from ssdlab.report.renderer import VEGA5_MIME, VEGALITE_MIME
 from ssdlab.resources import notebook_path
+from ssdlab.telemetry import store
+from ssdlab.telemetry.attach import ReaderOptions, attach_power
 
 DEMO = ROOT / "data" / "quick-demo"
 
@@ -198,6 +200,15 @@ def test_telemetry_act_frames_have_views_and_drive_columns_are_typed(tmp_path: P
     assert counts["act_trials"] == {"act": ssdlab.load(mixed / "act").act_trials.height}
     runs = con.sql("select results_dir, target_kind, target_bytes from runs order by 1").fetchall()
     assert [r[0] for r in runs] == ["act", "telemetry"] and all(r[2] > 0 for r in runs)
+    con.close()
+
+    trace = store.read_trace(mixed / "telemetry")  # replaced at 9.5 W: no manifest changes
+    csv = tmp_path / "trace.csv"
+    trace.with_columns(power_w=pl.lit(9.5)).write_csv(csv)
+    columns = ReaderOptions(columns={"time": "time_s", "power": "power_w"})
+    attach_power(mixed / "telemetry", csv, format="csv", options=columns, replace=True)
+    con = catalog(mixed, database=":memory:")
+    assert set(con.sql("select avg_w from power").pl()["avg_w"]) == {9.5}
     con.close()
 
 
