@@ -116,9 +116,8 @@ def plan(options: RunOptions) -> Plan:
         kind = "target"
         single = _plan_target(prepared, problems, size=size, writes=writes)
         targets, path = [single], single.target.path if single.target else single.name
-    problems += check_job_files(
-        suite, path, clocksource=pinned_clocksource(host_info()), binary=binary
-    )
+    jobs = suite_jobs(suite, path, pinned_clocksource(host_info()))
+    problems += check_job_files(suite, path, binary=binary, jobs=jobs)
     return Plan(
         suite=suite,
         out=o.out,
@@ -128,7 +127,7 @@ def plan(options: RunOptions) -> Plan:
         writes=writes,
         size_bytes=size,
         targets=targets,
-        job_files=len(suite_jobs(suite, path)),
+        job_files=len(jobs),
         fio_version=fio_version(binary),
         problems=problems,
     )

@@ -180,15 +180,21 @@ def _parse_only(binary: str, directory: Path, files: list[str]) -> subprocess.Co
 
 
 def check_job_files(
-    suite: Suite, target: str, *, clocksource: str | None = None, binary: str | None = None
+    suite: Suite,
+    target: str,
+    *,
+    clocksource: str | None = None,
+    binary: str | None = None,
+    jobs: list[tuple[str, str]] | None = None,
 ) -> list[str]:
     """What fio finds wrong in the job files of ``suite`` on ``target``: ``fio
     --parse-only`` on each (it reads the options and runs nothing: no file is opened,
     created or written), one line per step it refuses naming the step and fio's complaint;
     empty when fio takes them all. Every step is checked before the first one runs, so an
-    option fio does not know fails now, not hours into a run."""
+    option fio does not know fails now, not hours into a run. ``jobs``: the suite's job
+    files when the caller has made them already (:func:`suite_jobs`)."""
     binary = binary or fio_binary()
-    jobs = suite_jobs(suite, target, clocksource)
+    jobs = suite_jobs(suite, target, clocksource) if jobs is None else jobs
     with tempfile.TemporaryDirectory(prefix="ssdlab-parse-") as tmp:
         directory = Path(tmp)
         files = []

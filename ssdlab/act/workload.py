@@ -298,6 +298,20 @@ def _clones(name: str, rate: int, jobs: int, options: list[str]) -> dict[str, li
     return sections
 
 
+def config_text(
+    settings: Mapping[str, str], load: float = 1.0, fio_target: str | None = None
+) -> str:
+    """ACT's DERIVED CONFIGURATION for ``load`` x the 1x load of ``settings`` (ACT's names,
+    values as text: :func:`act_config`), and the fio job file emulating it on ``fio_target``
+    when given (what ``ssdlab act config`` prints); SsdlabError for a load ACT cannot run."""
+    chosen = act_config(settings)
+    try:
+        text = format_derived(derive(chosen, load))
+        return text + ("\n" + fio_jobs(chosen, load, fio_target) if fio_target else "")
+    except ValueError as exc:
+        raise SsdlabError(f"{load:g}x load: {exc}") from None
+
+
 def fio_jobs(
     config: ActConfig,
     load: float,

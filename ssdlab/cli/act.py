@@ -250,15 +250,9 @@ def config(
     ] = None,
 ) -> None:
     """Print ACT's DERIVED CONFIGURATION for LOAD x (and the fio job file emulating it)."""
-    from ..act.workload import act_config, derive, fio_jobs, format_derived
+    from ..act.workload import config_text
 
-    chosen = act_config(_pairs(set_, "--set"))
-    try:
-        print(format_derived(derive(chosen, load)), end="")
-        if fio_target:
-            print("\n" + fio_jobs(chosen, load, fio_target), end="")
-    except ValueError as exc:
-        raise SsdlabError(f"{load:g}x load: {exc}") from None
+    print(config_text(_pairs(set_, "--set"), load, fio_target), end="")
 
 
 def _verdict_line(path: Path, status: str, reason: str) -> None:
