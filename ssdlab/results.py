@@ -45,7 +45,8 @@ from .plugins import Plugins, is_callable, type_name
 
 @dataclass
 class Frames:
-    """The tidy frames of a results directory (polars or pandas)."""
+    """The tidy frames of a results directory (polars or pandas): the core ones as fields,
+    those of :data:`FRAME_BUILDERS` (telemetry, power, ACT) as attributes from ``extra``."""
 
     summary: Any
     timeseries: Any
@@ -55,6 +56,17 @@ class Frames:
     latency_intervals: Any
     rounds: Any
     steady_state: Any
+    extra: dict[str, Any] = field(default_factory=dict, kw_only=True)
+
+    def __getattr__(self, name: str) -> Any:
+        extra = self.__dict__.get("extra", {})
+        if name in extra:
+            return extra[name]
+        raise AttributeError(name)
+
+    def __dir__(self) -> list[str]:
+        """Attributes with the frames of ``extra`` (tab completion in Jupyter)."""
+        return [*super().__dir__(), *self.__dict__.get("extra", {})]
 
 
 ROUNDS_SCHEMA = {
@@ -132,7 +144,6 @@ class Results(Frames):
 
     path: Path
     manifest: Manifest
-    extra: dict[str, pl.DataFrame] = field(default_factory=dict)
     #: files of a native run that could not be read, each with what was left out because of
     #: it (a step whose ``fio.json`` is unreadable; a step's time series or latency intervals
     #: when one of its logs is, or one of the logs fio writes per thread is missing); ``str()``
@@ -142,19 +153,13 @@ class Results(Frames):
     #: their histogram logs: :class:`~ssdlab.pipeline.StepData`); empty for an import
     steps: list[StepData] = field(default_factory=list)
 
-    def __getattr__(self, name: str) -> pl.DataFrame:
-        extra = self.__dict__.get("extra", {})
-        if name in extra:
-            return extra[name]
-        raise AttributeError(name)
-
-    def __dir__(self) -> list[str]:
-        """Attributes with the frames of :data:`FRAME_BUILDERS` (tab completion in Jupyter)."""
-        return [*super().__dir__(), *self.__dict__.get("extra", {})]
-
     def to_pandas(self) -> Frames:
-        """The core frames as pandas DataFrames (:func:`pandas_frame`)."""
-        return Frames(**{f.name: pandas_frame(getattr(self, f.name)) for f in fields(Frames)})
+        """Every frame as a pandas DataFrame (:func:`pandas_frame`), those of
+        :data:`FRAME_BUILDERS` too."""
+        names = [f.name for f in fields(Frames) if f.name != "extra"]
+        core = {name: pandas_frame(getattr(self, name)) for name in names}
+        extra = {name: pandas_frame(frame) for name, frame in self.extra.items()}
+        return Frames(**core, extra=extra)
 
 
 def pandas_frame(frame: pl.DataFrame) -> Any:

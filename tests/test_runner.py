@@ -125,6 +125,7 @@ def test_load_gives_tidy_frames_consistent_with_fio(tiny_run: Path) -> None:
     )
     pandas = r.to_pandas()
     assert list(pandas.summary.columns) == s.columns and len(pandas.timeseries) == ts.height
+    assert list(pandas.waf.columns) == r.waf.columns and {"power", "waf"} <= set(dir(pandas))
 
 
 def test_summary_command_formats(tiny_run: Path, tmp_path: Path) -> None:
