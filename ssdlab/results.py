@@ -234,10 +234,10 @@ def load_frames(results_dir: str | Path, names: Sequence[str]) -> dict[str, pl.D
     its steps' results are parsed only if a builder needs them, the time series not built."""
     path = Path(results_dir)
     context = RunContext(path, Manifest.load(path))
-    return {name: _build(name, context) for name in names}
+    return {name: build_frame(name, context) for name in names}
 
 
-def _build(name: str, context: RunContext) -> pl.DataFrame:
+def build_frame(name: str, context: RunContext) -> pl.DataFrame:
     """The frame ``name`` of a run; a builder's failure other than bad input (a bug, or a
     plug-in written for another version), or a result that is not a polars DataFrame, is
     one error naming the builder."""
@@ -289,5 +289,5 @@ def _results(
         steady_state=steady,
         path=context.path,
         manifest=context.manifest,
-        extra={name: _build(name, context) for name in FRAME_BUILDERS},
+        extra={name: build_frame(name, context) for name in FRAME_BUILDERS},
     )

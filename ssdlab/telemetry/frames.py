@@ -277,8 +277,10 @@ def _step_power(trace: pl.DataFrame, windows: pl.DataFrame) -> pl.DataFrame:
 def power_per_step(results_dir: Path) -> pl.DataFrame:
     """The ``power`` frame of a run read alone (``ssdlab power show``), its trace read once;
     InputError when the run has no power trace or no step to align it with."""
+    from ..results import build_frame
+
     context = RunContext(results_dir, Manifest.load(results_dir))
-    frame = power_frame(context)
+    frame = build_frame("power", context)
     if frame.is_empty():
         raise InputError(
             f"{results_dir}: no power trace (record one with 'ssdlab run --power' or "
