@@ -32,7 +32,7 @@ from .runner import (
 from .session import check_out, open_manifest
 from .suite import Suite
 from .sysinfo import host_info
-from .target import plan_target
+from .target import MIN_FILE_BYTES, plan_target
 
 if TYPE_CHECKING:
     from .fleet.hosts import LocalTarget
@@ -99,7 +99,7 @@ def plan(options: RunOptions) -> Plan:
     binary = fio_binary()
     o, suite = options, prepared.suite
     problems: list[str] = []
-    size = o.target_size or default_file_size(suite, o.scale)
+    size = max(o.target_size or default_file_size(suite, o.scale), MIN_FILE_BYTES)  # as run
     writes = suite.writes or o.purge
     kind: Literal["target", "targets", "hosts"]
     if o.hosts:
@@ -137,13 +137,19 @@ def _plan_hosts(
     prepared: PreparedRun, hosts: str, problems: list[str]
 ) -> tuple[list[PlannedTarget], str]:
     """The hosts of a fleet (not contacted) and the target their job files are checked with
-    (the first host's, or :data:`HOST_PLAN_TARGET` for its default file)."""
-    from .fleet.hosts import parse_hosts
+    (the first host's, or :data:`HOST_PLAN_TARGET` for its default file); their targets
+    judged as the run judges them before it starts (those on this machine's addresses as
+    local ones; elsewhere, writing needs ``--destroy-data``)."""
+    from .fleet.hosts import is_this_machine, judge_targets, parse_hosts
     from .fleet.store import fleet_token
 
+    o = prepared.options
     listed = parse_hosts(hosts)
     try:
-        fleet_token(prepared.options.out, prepared.suite, listed, "hosts")
+        token = fleet_token(o.out, prepared.suite, listed, "hosts")
+        local = {h.server for h in listed if is_this_machine(h.host)}
+        writes = prepared.suite.writes or o.purge
+        judge_targets(listed, token, writes=writes, destroy_data=o.destroy_data, local=local)
     except SsdlabError as exc:
         problems.append(str(exc))
     targets = [PlannedTarget(host.name, prepared.options.out / host.dirname) for host in listed]
@@ -161,13 +167,13 @@ def _plan_target(
     refused = None
     try:
         if given is None:  # the results directory may not exist yet: nothing to look at
-            info = TargetInfo(path=name, kind="file", size_bytes=size, temporary=True)
+            planned = TargetInfo(path=name, kind="file", size_bytes=size, temporary=True)
         else:
             planned = plan_target(
                 given, o.out, size_bytes=size, writes=writes, destroy_data=o.destroy_data
             )
-            check_fits(suite, planned)
-            info = planned
+        check_fits(suite, planned)
+        info = planned
     except SsdlabError as exc:
         refused = str(exc)
         problems.append(f"target: {exc}")

@@ -21,6 +21,7 @@ time writes to a results directory (:func:`ssdlab.session.guard_run`).
 from __future__ import annotations
 
 import dataclasses
+import os
 import re
 import subprocess
 import tempfile
@@ -667,6 +668,25 @@ class RunOptions:
     power: str | None = None
     power_interval_s: float = 1.0
 
+    def __post_init__(self) -> None:
+        """Paths as Paths; SsdlabError for what no command line could give (an empty
+        ``--out``, ``--target`` or ``--hosts``; one path or text where a list is taken)."""
+        for name in ("targets", "params", "allow_fio_options"):
+            if isinstance(getattr(self, name), str | os.PathLike):
+                raise SsdlabError(
+                    f"{name} takes a list, not one {type(getattr(self, name)).__name__}"
+                )
+        for name in ("destroy_data", "hosts", "label", "fill_first", "power"):
+            value = getattr(self, name)
+            if value is not None and not isinstance(value, str):
+                raise SsdlabError(f"{name} takes text, not {type(value).__name__}")
+        if not str(self.out) or any(not str(t) for t in self.targets):
+            raise SsdlabError("--out and --target take a path, not an empty one")
+        if self.hosts is not None and not self.hosts.strip():
+            raise SsdlabError("--hosts is empty: give HOST[:PORT][=TARGET],... or a file")
+        object.__setattr__(self, "out", Path(self.out))
+        object.__setattr__(self, "targets", [Path(t) for t in self.targets])
+
 
 @dataclasses.dataclass(frozen=True)
 class PreparedRun:
@@ -687,6 +707,8 @@ def prepare_run(options: RunOptions) -> PreparedRun:
     o = options
     if o.scale <= 0:
         raise SsdlabError("--scale must be positive")
+    if o.out.exists() and not o.out.is_dir():
+        raise SsdlabError(f"--out {o.out} exists and is not a directory")
     params = dict(parse_param(p) for p in o.params)
     given = dict(p.split("=", 1) for p in o.params)  # recorded as the user wrote them
     suite = load_suite(o.suite, params, allow_fio_options=o.allow_fio_options).scaled(o.scale)

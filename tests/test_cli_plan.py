@@ -142,7 +142,11 @@ def test_suites_show_validates_a_file_in_one_line(tmp_path: Path, text: str, say
 
 def test_plan_of_a_fleet_lists_each_host_and_contacts_none(tmp_path: Path) -> None:
     out = tmp_path / "rack"
-    proc = ssdlab_cli("plan", "quick", "--out", out, "--hosts", "lab1=/dev/nvme1n1,lab2:9000")
+    hosts = ("--hosts", "lab1=/dev/nvme1n1,lab2:9000")
+    refused = ssdlab_cli("plan", "quick", "--out", out, *hosts)  # as the run refuses it
+    assert refused.returncode == 1 and "lab1:/dev/nvme1n1" in refused.stderr
+    assert "--destroy-data" in refused.stderr
+    proc = ssdlab_cli("plan", "quick", "--out", out, *hosts, "--destroy-data", "lab1:/dev/nvme1n1")
     assert proc.returncode == 0, proc.stderr
     assert "on 2 hosts (fio servers are not contacted by a plan):" in proc.stdout
     assert f"  lab1:8765 /dev/nvme1n1 -> {out / 'lab1-8765-dev-nvme1n1'}" in proc.stdout

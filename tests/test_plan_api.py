@@ -61,3 +61,36 @@ def test_plan_lists_what_the_run_would_refuse_and_finds_the_run_to_resume(
     assert only.resume == Resume(out, done=0, complete=False)
     with pytest.raises(SsdlabError, match="--max-spread needs --repeat 2 or more"):
         plan(RunOptions(suite, out, max_spread_pct=5.0))
+
+
+BIG_BLOCK = """
+name = "big-block"
+[[steps]]
+name = "seq-write-32m"
+rw = "write"
+bs = "32m"
+runtime_s = 1
+"""
+
+def test_plan_refuses_what_run_refuses_before_anything_is_written(
+    suite: Path, tmp_path: Path
+) -> None:
+    shared = tmp_path / "big.toml"
+    shared.write_text(BIG_BLOCK)
+    temporary = plan(RunOptions(shared, tmp_path / "o1", scale=0.01))  # the default file
+    assert len(temporary.problems) == 1 and "larger than" in temporary.problems[0]
+    assert temporary.size_bytes >= 16 * 2**20  # as the run makes it: 16 MiB at least
+    hosts = plan(RunOptions(suite, tmp_path / "o2", hosts="host-b=/dev/nvme0n1"))
+    assert any("--destroy-data" in p and "host-b:/dev/nvme0n1" in p for p in hosts.problems)
+    for bad, why in [
+        ({"targets": "xy"}, "targets takes a list"),
+        ({"out": ""}, "not an empty one"),
+        ({"hosts": " "}, "--hosts is empty"),
+        ({"destroy_data": ["loop0"]}, "destroy_data takes text"),
+    ]:
+        with pytest.raises(SsdlabError, match=why):
+            RunOptions(suite, bad.pop("out", tmp_path / "o3"), **bad)
+    existing = tmp_path / "a-file"
+    existing.write_text("")
+    with pytest.raises(SsdlabError, match="exists and is not a directory"):
+        plan(RunOptions(suite, existing))
