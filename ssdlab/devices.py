@@ -27,6 +27,8 @@ from .errors import SsdlabError
 CONFIRM_OPTION = "--destroy-data"
 SYS_CLASS_BLOCK = Path("/sys/class/block")
 LSBLK_COLUMNS = "NAME,KNAME,PATH,TYPE,SIZE,MODEL,SERIAL,REV,LOG-SEC,PHY-SEC,TRAN,RO,MOUNTPOINTS"
+#: What identifies a device a run started on (:func:`check_same`).
+IDENTITY = ("name", "model", "serial", "size_bytes")
 #: lsblk's mount point for a device in use as swap.
 SWAP = "[SWAP]"
 #: sysfs files under /sys/class/block/<name>/device/ for what lsblk leaves empty (NVMe).
@@ -294,18 +296,40 @@ def verdict(device: DeviceInfo) -> str:
     return f"writable with {CONFIRM_OPTION} {device.name}"
 
 
+def _refuse_unsafe(device_path: str | Path, device: DeviceInfo) -> str:
+    """SsdlabError for the first of :func:`_refusals` of ``device``; else how errors name it."""
+    who = f"{device_path} ({device.name}: {device.describe()})"
+    if refusals := _refusals(device):
+        first, *others = refusals
+        also = f" Also: {'; '.join(r.short for r in others)}." if others else ""
+        raise SsdlabError(f"Refusing to write to {who}: {first.explanation}{also}")
+    return who
+
+
+def check_same(device_path: str | Path, recorded: dict[str, Any], *, writes: bool) -> None:
+    """SsdlabError unless ``device_path`` is still the device ``recorded`` (a
+    :class:`DeviceInfo` dump: same kernel name, model, serial and size) and, when ``writes``,
+    still passes every safety check. The same kernel name and serial keep naming it as the
+    ``--destroy-data`` that confirmed it did."""
+    device = check_readable(device_path)
+    changed = [
+        f"{key} {recorded.get(key) or '-'} → {getattr(device, key) or '-'}"
+        for key in IDENTITY
+        if recorded.get(key) != getattr(device, key)
+    ]
+    if changed:
+        raise SsdlabError(f"{device_path} is now another device: {', '.join(changed)}")
+    if writes:
+        _refuse_unsafe(device_path, device)
+
+
 def check_writable(device_path: str | Path, confirm: str | None) -> DeviceInfo:
     """The device, if it passes every safety check and ``confirm`` names it; else refused.
 
     ``confirm`` must be the device's kernel name (``loop3`` or ``/dev/loop3``) or its serial.
     """
     device = check_readable(device_path)
-    who = f"{device_path} ({device.name}: {device.describe()})"
-    refusals = _refusals(device)
-    if refusals:
-        first, *others = refusals
-        also = f" Also: {'; '.join(r.short for r in others)}." if others else ""
-        raise SsdlabError(f"Refusing to write to {who}: {first.explanation}{also}")
+    who = _refuse_unsafe(device_path, device)
     names = {device.name, f"/dev/{device.name}"} | ({device.serial} if device.serial else set())
     expected = f"its kernel name {device.name}" + (
         f" or its serial {device.serial}" if device.serial else ""

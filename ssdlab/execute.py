@@ -37,7 +37,7 @@ from .layout import FIO_JSON, JOB_FILE, step_dir, step_dir_name
 from .manifest import Manifest, StepRecord, TargetInfo, now
 from .session import save_manifest
 from .suite import Step
-from .target import release_target
+from .target import check_unchanged, release_target
 
 _ENOSPC = os.strerror(errno.ENOSPC)
 T = TypeVar("T")
@@ -97,8 +97,14 @@ class LocalFio:
             step_dir / JOB_FILE,
             step_dir / FIO_JSON,
             on_status=self.on_status,
-            readonly=record.workload is not None and not record.workload.writes,
+            readonly=not writes(record),
         )
+
+
+def writes(record: StepRecord) -> bool:
+    """Whether the step of ``record`` may write (a step without a workload, an ACT trial's,
+    does)."""
+    return record.workload is None or record.workload.writes
 
 
 class RunHook:
@@ -183,13 +189,16 @@ def end_status(exc: BaseException) -> Literal["interrupted", "failed"]:
 
 @dataclass
 class StepExecutor:
-    """Runs the steps of one results directory ``out`` and keeps its manifest current."""
+    """Runs the steps of one results directory ``out`` and keeps its manifest current.
+    ``local_target``: the target is on this machine (checked before every step); by default
+    when fio runs here (:class:`LocalFio`)."""
 
     manifest: Manifest
     out: Path
     display: Display
     launcher: Launcher
     hooks: Sequence[RunHook] = field(default_factory=list)
+    local_target: bool | None = None
 
     def call(self, notes: list[str], method: str, *args: object) -> None:
         """Call ``method`` on every hook; their user-facing errors become notes."""
@@ -246,6 +255,22 @@ class StepExecutor:
                 manifest.ended = now()
                 self.save()
 
+    def check_target(self, record: StepRecord) -> None:
+        """Before fio starts on a target of this machine (:attr:`local_target`; another
+        host's cannot be seen): SsdlabError unless the target is still the one the run
+        planned (:func:`ssdlab.target.check_unchanged`)."""
+        target = self.manifest.target
+        local = self.local_target
+        if target is None or not (isinstance(self.launcher, LocalFio) if local is None else local):
+            return
+        try:
+            check_unchanged(target, writes=writes(record))
+        except SsdlabError as exc:
+            raise SsdlabError(
+                f"{exc}; stopped before step '{record.name}' started (results so far are "
+                f"kept in {self.out})"
+            ) from None
+
     def execute(
         self,
         record: StepRecord,
@@ -270,6 +295,7 @@ class StepExecutor:
         record.status, record.started, record.ended, record.error = "running", now(), None, None
         record.notes = []
         try:
+            self.check_target(record)
             self.save()
             self.call(record.notes, "before_step", partial, record)
             self.display.start_step(label, planned_s)

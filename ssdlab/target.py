@@ -12,9 +12,9 @@ from pathlib import Path
 
 from . import fio_options
 from .atomic import write_error
-from .devices import check_readable, check_writable
+from .devices import SYS_CLASS_BLOCK, check_readable, check_same, check_writable
 from .errors import RunInterrupted, SsdlabError
-from .layout import TEMP_TARGET
+from .layout import FLEET_FILE, MANIFEST, TEMP_TARGET
 from .manifest import TargetInfo
 from .units import format_size
 
@@ -84,8 +84,9 @@ def plan_target(
     destroy_data: str | None = None,
 ) -> TargetInfo:
     """Check the target and describe it as :func:`prepare_target` would leave it, changing
-    nothing (a file's size is what it will have once grown to ``size_bytes``)."""
-    path = (results_dir / TEMP_TARGET if target is None else target).absolute()
+    nothing (a file's size is what it will have once grown to ``size_bytes``). Symlinks are
+    resolved once, here: fio's job files name the path this returns."""
+    path = Path(os.path.realpath(results_dir / TEMP_TARGET if target is None else target))
     fio_options.check_target(str(path))  # before anything is written, not at the first step
     if path.exists() and stat.S_ISBLK(path.stat().st_mode):
         device = check_writable(path, destroy_data) if writes else check_readable(path)
@@ -97,6 +98,7 @@ def plan_target(
         )
     if path.exists() and not stat.S_ISREG(path.stat().st_mode):
         raise SsdlabError(f"{path}: target must be a regular file or a block device")
+    check_file_target(path, results_dir)
     if not path.parent.is_dir():
         raise SsdlabError(f"{path}: target's directory {path.parent} does not exist")
     refuse_new_file_in_dev(path)
@@ -110,6 +112,71 @@ def plan_target(
         size_bytes=current if keep else max(size_bytes, MIN_FILE_BYTES, current),
         temporary=target is None,
     )
+
+
+def _loop_backed(path: str | Path) -> str | None:
+    """The loop device (``/dev/loop2``) the existing file ``path`` backs, mounted or not."""
+    for backing in SYS_CLASS_BLOCK.glob("loop*/loop/backing_file"):
+        with contextlib.suppress(OSError):
+            name = backing.read_text().strip().removesuffix(" (deleted)")
+            if os.path.realpath(name) == str(path) or os.path.samefile(name, path):
+                return f"/dev/{backing.parent.parent.name}"
+    return None
+
+
+def check_file_target(path: Path, results_dir: Path) -> None:
+    """SsdlabError for a resolved ``path`` no file target may be: under /sys or /proc, the
+    backing file of a loop device (writing it corrupts the device), a manifest or fleet
+    record, or a file inside another results directory (``results_dir``'s own files, its
+    temporary target, are this run's)."""
+    if path.is_relative_to("/sys") or path.is_relative_to("/proc"):
+        raise SsdlabError(f"{path}: a target cannot be under /sys or /proc")
+    if not path.is_file():
+        return
+    if loop := _loop_backed(path):
+        raise SsdlabError(
+            f"{path}: it backs the loop device {loop}, which writing it would corrupt "
+            f"(detach it first: losetup -d {loop})"
+        )
+    own = Path(os.path.realpath(results_dir))
+    if path.name in (MANIFEST, FLEET_FILE):
+        raise SsdlabError(f"{path}: a results directory's record cannot be a target")
+    for folder in path.parents:  # up to this run's own results directory
+        if folder == own:
+            return
+        if any((folder / name).exists() for name in (MANIFEST, FLEET_FILE)):
+            raise SsdlabError(
+                f"{path}: a file of the results directory {folder} cannot be a target"
+            )
+
+
+def _kind(mode: int) -> str:
+    if stat.S_ISREG(mode):
+        return "a regular file"
+    if stat.S_ISBLK(mode):
+        return "a block device"
+    return "a directory" if stat.S_ISDIR(mode) else "neither a file nor a block device"
+
+
+def check_unchanged(info: TargetInfo, *, writes: bool) -> None:
+    """SsdlabError unless the target is still what the run planned (before each step): its
+    path still resolves to itself (no symlink swapped in), it is of the same kind, a file
+    backs no loop device and a block device is the one recorded, still safe to write when
+    ``writes`` (:func:`ssdlab.devices.check_same`)."""
+    real = os.path.realpath(info.path)
+    planned = "a block device" if info.kind == "block" else "a regular file"
+    try:
+        now = _kind(os.stat(real).st_mode)
+    except OSError as exc:
+        raise SsdlabError(f"target {info.path}: cannot inspect it: {exc.strerror}") from None
+    if real != info.path:
+        raise SsdlabError(f"target {info.path} now resolves to {real} ({now})")
+    if now != planned:
+        raise SsdlabError(f"target {info.path} is now {now}, not {planned}")
+    if info.kind == "block":
+        check_same(info.path, info.device or {}, writes=writes)
+    elif loop := _loop_backed(info.path):
+        raise SsdlabError(f"target {info.path} now backs the loop device {loop}")
 
 
 def refuse_new_file_in_dev(path: str | Path) -> None:

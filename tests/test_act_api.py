@@ -9,7 +9,8 @@ import pytest
 
 from ssdlab.act.latency import latency_report
 from ssdlab.act.run import act_trials
-from ssdlab.act.workload import TrialTiming, act_config
+from ssdlab.act.trials import ActRecord, _requested_ops
+from ssdlab.act.workload import ActConfig, TrialTiming, act_config, config_text, derive, fio_jobs
 from ssdlab.errors import InputError, SsdlabError
 
 FIXTURES = Path(__file__).parent / "fixtures" / "act"
@@ -39,6 +40,52 @@ def test_bad_settings_are_refused_before_anything_is_created(tmp_path: Path) -> 
         act_trials(tmp_path / "act", target_size=2**20)  # not a larger file than asked for
     assert not (tmp_path / "act").exists()
     assert act_config({"record-bytes": "1500"}).record_bytes == 1500
+
+
+@pytest.mark.parametrize("load", [0, -1, float("nan"), float("inf")])
+def test_loads_must_be_finite_and_positive(tmp_path: Path, load: float) -> None:
+    problem = f"must be positive and finite, not {load:g}"
+    with pytest.raises(SsdlabError, match=f"^load {problem}"):
+        derive(ActConfig(), load)
+    with pytest.raises(SsdlabError, match=f"^load {problem}"):
+        fio_jobs(ActConfig(), load, "/dev/nvme0n1")  # never a rate_iops of -2000
+    with pytest.raises(SsdlabError, match=f"^--load {problem}"):
+        config_text({}, load)
+    with pytest.raises(SsdlabError, match=f"^--load {problem}"):
+        act_trials(tmp_path / "act", load=load)
+    with pytest.raises(SsdlabError, match=f"^--max-load {problem}"):
+        act_trials(tmp_path / "act", search=(None, 1, load))
+    with pytest.raises(SsdlabError, match=r"^--max-load \(2\) must be at least --start \(4\)"):
+        act_trials(tmp_path / "act", search=(4, 1, 2))
+    assert not (tmp_path / "act").exists()
+
+
+def test_tiny_rates_never_reach_fio_as_zero(tmp_path: Path) -> None:
+    for load in (0.0001, 0.0003, 0.001, 0.01, 0.4):
+        for reads in ("0", "1", "2000"):
+            settings = act_config({"read-reqs-per-sec": reads, "service-threads": "1"})
+            try:
+                job = fio_jobs(settings, load, "/dev/nvme0n1")
+            except ValueError:
+                continue  # ACT's refusals: no requests, or fewer than the service threads
+            rates = [line.split("=")[1] for line in job.splitlines() if line.startswith("rate")]
+            assert rates and all(float(r.strip(",")) > 0 for r in rates), job
+    settings = {"read-reqs-per-sec": "1", "test-duration-sec": "2"}  # 0.4 reads/s: no reads
+    target, size = tmp_path / "t", 16 * 2**20
+    with act_trials(tmp_path / "act", settings=settings, target=target, target_size=size) as trials:
+        with pytest.raises(SsdlabError, match=r"^0.4x load: the small reads round to 0/s"):
+            trials.trial(0.4)
+        with pytest.raises(SsdlabError, match=r"^load must be positive and finite, not nan"):
+            trials.trial(float("nan"))
+        with pytest.raises(SsdlabError, match=r"^load must be a number, not '2'"):
+            trials.trial("2")  # type: ignore[arg-type]
+    assert ActRecord.load(tmp_path / "act").trials == []
+
+
+def test_a_rate_that_is_not_a_size_is_an_input_error() -> None:
+    assert _requested_ops({"rate": ",4k"}, "write", 1024, "w") == 4
+    with pytest.raises(InputError, match=r"^job r: rate_iops=-2000: not a size: '-2000'"):
+        _requested_ops({"rate_iops": "-2000"}, "read", 0, "r")
 
 
 def test_latency_report_judges_the_reads_histogram() -> None:

@@ -161,7 +161,9 @@ def test_config_prints_acts_derived_block() -> None:
         (["--set", "record-bytes=big"], "error: --set record-bytes: Input should be a valid"),
         (["--set", "record-bytes"], "error: --set takes name=value, not 'record-bytes'"),
         (["--set", "read-reqs=1"], "error: --set read-reqs: Extra inputs are not permitted"),
-        (["--load", "0"], "error: 0x load: read-reqs-per-sec and write-reqs-per-sec can't"),
+        (["--load", "0"], "error: --load must be positive and finite, not 0\n"),
+        (["--load", "-1"], "error: --load must be positive and finite, not -1\n"),
+        (["--load", "0.0001"], "error: 0.0001x load: read-reqs-per-sec and write-reqs-per-sec"),
     ]:
         proc = ssdlab_cli("act", "config", *args)
         assert proc.returncode == 1 and proc.stderr.startswith(message), proc.stderr
@@ -303,6 +305,25 @@ def test_act_guarded_fio_options_need_an_opt_in(tmp_path: Path) -> None:
     assert allowed.returncode == 0, allowed.stderr
     assert (tmp_path / "ran").exists()
     assert record(tmp_path / "o")["trials"][0]["settings"]["allowed_fio_options"] == ["exec_prerun"]
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["run", "--load", "-1"], "--load must be positive and finite, not -1"),
+        (["score", "--max-load", "nan"], "--max-load must be positive and finite, not nan"),
+        (
+            ["score", "--start", "4", "--max-load", "2"],
+            "--max-load (2) must be at least --start (4)",
+        ),
+    ],
+)
+def test_bad_loads_are_refused_before_anything_is_created(
+    tmp_path: Path, args: list[str], message: str
+) -> None:
+    proc = ssdlab_cli("act", *args, "--out", tmp_path / "o", "--target", tmp_path / "t")
+    assert (proc.returncode, proc.stderr) == (1, f"error: {message}\n")
+    assert not (tmp_path / "o").exists() and not (tmp_path / "t").exists()
 
 
 def test_run_refuses_a_bad_target_size_in_one_line(tmp_path: Path) -> None:

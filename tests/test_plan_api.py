@@ -72,6 +72,7 @@ bs = "32m"
 runtime_s = 1
 """
 
+
 def test_plan_refuses_what_run_refuses_before_anything_is_written(
     suite: Path, tmp_path: Path
 ) -> None:

@@ -31,7 +31,7 @@ from ..progress import RunDisplay
 from ..runner import DEFAULT_FILE_BYTES
 from ..session import guard_run, new_manifest, resumed, set_up_local
 from ..target import check_file_size
-from .search import Search, find_score
+from .search import Search, check_search, find_score
 from .trials import (
     VERDICTS,
     ActRecord,
@@ -49,6 +49,7 @@ from .workload import (
     fio_jobs,
     fio_settings,
     format_derived,
+    load_problem,
 )
 
 SUITE = "act"
@@ -130,7 +131,10 @@ class ActRunner:
         self._stack.__exit__(exc_type, exc, tb)
 
     def trial(self, load: float, settings: FioSettings, *, duration_s: int, slice_s: int) -> Trial:
-        """The trial at ``load``: one already judged with the same settings, else a new run."""
+        """The trial at ``load``: one already judged with the same settings, else a new run;
+        SsdlabError, before anything is recorded, for a load fio cannot run."""
+        if problem := load_problem(load):
+            raise SsdlabError(problem)
         for done in self.record.trials:
             if (
                 done.source == "fio"
@@ -149,7 +153,8 @@ class ActRunner:
         assert self.manifest.target is not None
         config = ActConfig.model_validate(settings.config)
         try:
-            derived = format_derived(derive(config, load))
+            rates = derive(config, load)
+            derived = format_derived(rates)
             job = fio_jobs(
                 config,
                 load,
@@ -165,6 +170,12 @@ class ActRunner:
             )
         except ValueError as exc:
             raise SsdlabError(f"{load:g}x load: {exc}") from None
+        if not rates.internal_read_reqs_per_sec:  # fio would run no small-read job to judge
+            raise SsdlabError(
+                f"{load:g}x load: the small reads round to 0/s (read-reqs-per-sec "
+                f"{config.read_reqs_per_sec} x load x {config.num_devices} device(s)); ACT "
+                "judges a trial by its reads"
+            )
         trial = self.record.add(
             Trial(
                 trial=0,
@@ -279,7 +290,8 @@ class ActTrials:
         self, *, start: float | None = None, resolution: float = 1.0, max_load: float = 1024.0
     ) -> Search:
         """The drive's ACT score, the highest load that passes (:func:`find_score`, one trial
-        per load it tries); SsdlabError for a load or resolution that is not positive."""
+        per load it tries); SsdlabError for a start, resolution or max_load that is not a finite
+        number > 0, or a max_load below start."""
         try:
             return find_score(
                 lambda load: self.trial(load).status == "passed",
@@ -308,13 +320,24 @@ def act_trials(
     label: str | None = None,
     destroy_data: str | None = None,
     console: Console | None = None,
+    load: float | None = None,
+    search: tuple[float | None, float, float] | None = None,
 ) -> ActTrials:
     """ACT trials into ``out`` with ACT's defaults for what is not given: ``settings`` by
     ACT's names with values as text (``{"record-bytes": "1500"}``, :func:`act_config`;
     rates are the 1x load), the timing of :meth:`TrialTiming.of`, the fio settings of
     :func:`fio_settings` (``max_lag_s``: max-lag-sec). Everything is checked before the
     results directory is locked and the target (default: a temporary file of 1 GiB) set
-    up, as :class:`ActRunner` does."""
+    up, as :class:`ActRunner` does; so are ``load``, the load ``act run`` will try, and
+    ``search``, the start (or None), resolution and max load of ``act score`` (SsdlabError
+    naming the option: --load, --start, --resolution, --max-load)."""
+    if load is not None and (problem := load_problem(load, "--load")):
+        raise SsdlabError(problem)
+    if search is not None:
+        try:
+            check_search(*search, names=("--start", "--resolution", "--max-load"))
+        except ValueError as exc:
+            raise SsdlabError(str(exc)) from None
     config = act_config(settings or {})
     timing = TrialTiming.of(config, duration_s=duration_s, slice_s=slice_s, hist_msec=hist_msec)
     fio = fio_settings(

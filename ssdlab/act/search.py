@@ -13,6 +13,11 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
+from .workload import load_problem
+
+#: how :func:`check_search` names find_score's arguments (``act score`` passes its options)
+ARGUMENTS = ("start", "resolution", "max_load")
+
 
 @dataclass
 class Search:
@@ -30,6 +35,21 @@ def _midpoint(low: float, high: float, resolution: float) -> float:
     return mid if low < mid < high else (low + high) / 2
 
 
+def check_search(
+    start: float | None,
+    resolution: float,
+    max_load: float,
+    names: tuple[str, str, str] = ARGUMENTS,
+) -> None:
+    """ValueError naming (by ``names``) the first of ``start`` (when given), ``resolution`` and
+    ``max_load`` that is not a finite number > 0, or a ``max_load`` below ``start``."""
+    for name, value in zip(names, (start, resolution, max_load), strict=True):
+        if value is not None and (problem := load_problem(value, name)):
+            raise ValueError(problem)
+    if start is not None and max_load < start:
+        raise ValueError(f"{names[2]} ({max_load:g}) must be at least {names[0]} ({start:g})")
+
+
 def find_score(
     passes: Callable[[float], bool],
     *,
@@ -37,9 +57,9 @@ def find_score(
     resolution: float = 1.0,
     max_load: float = 1024.0,
 ) -> Search:
-    """Find the highest passing load with ``passes(load)`` (one trial per call)."""
-    if resolution <= 0 or (start is not None and start <= 0) or max_load <= 0:
-        raise ValueError("start, resolution and max load must be positive")
+    """Find the highest passing load with ``passes(load)`` (one trial per call); ValueError
+    for arguments :func:`check_search` refuses."""
+    check_search(start, resolution, max_load)
     search = Search(score=None)
     low, high = 0.0, None
     load = min(start or 1.0, max_load)

@@ -169,13 +169,21 @@ def _latency_reason(row: dict[str, Any], verdict: dict[str, Any]) -> str | None:
     return None
 
 
-def _requested_ops(options: dict[str, str], direction: str, bs_bytes: int) -> float | None:
-    """Operations/s a job's ``rate_iops`` or ``rate`` (bytes/s) asks of ``direction``."""
+def _requested_ops(
+    options: dict[str, str], direction: str, bs_bytes: int, job: str
+) -> float | None:
+    """Operations/s a job's ``rate_iops`` or ``rate`` (bytes/s) asks of ``direction``;
+    InputError naming ``job`` for a value that is not a size, so the slice is not judged."""
     for key, per_op in (("rate_iops", 1), ("rate", bs_bytes)):
         values = options.get(key, "").split(",")
-        value = values[DIRECTIONS.index(direction)] if len(values) > 1 else values[0]
-        if value.strip():
-            return parse_size(value.strip()) / per_op
+        value = (values[DIRECTIONS.index(direction)] if len(values) > 1 else values[0]).strip()
+        if value:
+            try:
+                return parse_size(value) / per_op
+            except ValueError as exc:
+                raise InputError(
+                    f"job {job}: {key}={options[key]}: {exc}; the slice is not judged"
+                ) from None
     return None
 
 
@@ -212,16 +220,17 @@ def judge_fio_slice(
     lags: list[tuple[float, str]] = []
     read_jobs: dict[int, float] = {}
     for log, hist in zip(logs, reads, strict=True):
-        rate = _requested_ops(job_options(fio.meta, log.job_index), "read", 0)
+        name = fio.meta["job_names"][log.job_index]
+        rate = _requested_ops(job_options(fio.meta, log.job_index), "read", 0, name)
         if rate:
             read_jobs[log.job_index] = rate
         if rate and hist.time_ms.size:
             done = np.cumsum(hist.bins.sum(axis=1))
             lag = float(np.max(hist.time_ms / 1000 - (done + 1) / rate))
-            lags.append((lag, fio.meta["job_names"][log.job_index]))
+            lags.append((lag, name))
     for job in jobs.iter_rows(named=True):
         opts = job_options(fio.meta, job["job_index"])
-        rate = _requested_ops(opts, job["direction"], job["bs_bytes"] or 1)
+        rate = _requested_ops(opts, job["direction"], job["bs_bytes"] or 1, job["jobname"])
         if rate:
             lags.append((job["runtime_s"] - (job["total_ios"] + 1) / rate, job["jobname"]))
     lag, lagging = max(lags, default=(0.0, None))

@@ -14,6 +14,8 @@ The derivation follows ACT 6.5/6.6 ``cfg_storage.c`` (``derive_configuration``):
 
 from __future__ import annotations
 
+import math
+import numbers
 import os
 from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
@@ -46,6 +48,16 @@ def _round_up(n: int, multiple: int) -> int:
 
 def _power_of_2(n: int) -> bool:
     return n > 0 and n & (n - 1) == 0
+
+
+def load_problem(value: float, name: str = "load") -> str | None:
+    """Why ``value`` cannot be a load multiple (or a search's resolution), named ``name``:
+    anything but a finite number > 0; None when it can."""
+    if isinstance(value, bool) or not isinstance(value, numbers.Real):
+        return f"{name} must be a number, not {value!r}"
+    if not (math.isfinite(value) and value > 0):
+        return f"{name} must be positive and finite, not {value:g}"
+    return None
 
 
 class ActConfig(BaseModel):
@@ -221,8 +233,11 @@ def derive(
     """ACT's derived rates for ``load_multiplier`` x the 1x load on ``num-devices`` devices.
 
     Request rates are rounded to whole requests/s (ACT reads integers). ``cpus`` (default: this
-    machine's) sets the default service-threads. Raises ValueError where ACT refuses to run.
+    machine's) sets the default service-threads. Raises ValueError where ACT refuses to run,
+    SsdlabError for a load that is not a finite number > 0.
     """
+    if problem := load_problem(load_multiplier):
+        raise SsdlabError(problem)
     reads = round(config.read_reqs_per_sec * load_multiplier * config.num_devices)
     writes = round(config.write_reqs_per_sec * load_multiplier * config.num_devices)
     if reads + writes == 0:
@@ -304,6 +319,8 @@ def config_text(
     """ACT's DERIVED CONFIGURATION for ``load`` x the 1x load of ``settings`` (ACT's names,
     values as text: :func:`act_config`), and the fio job file emulating it on ``fio_target``
     when given (what ``ssdlab act config`` prints); SsdlabError for a load ACT cannot run."""
+    if problem := load_problem(load, "--load"):
+        raise SsdlabError(problem)
     chosen = act_config(settings)
     try:
         text = format_derived(derive(chosen, load))
@@ -350,7 +367,8 @@ def fio_jobs(
     and report-interval-sec; ``direct=False`` is for file systems without O_DIRECT (tmpfs);
     ``options`` are further fio options for every job (e.g. ``cpus_allowed``), checked with
     ``ioengine`` and the targets by :mod:`ssdlab.fio_options` (``allow_fio_options`` are the
-    user's opt-ins; SuiteError). Raises ValueError for ACT options fio does not emulate here.
+    user's opt-ins; SuiteError). Raises ValueError for ACT options fio does not emulate here,
+    SsdlabError for a load that is not a finite number > 0.
     """
     if config.record_bytes_range_max:
         raise ValueError("record-bytes-range-max (variable record sizes) is not emulated")

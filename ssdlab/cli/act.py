@@ -115,8 +115,11 @@ def _trials(
     fio_option: list[str] | None,
     allow_fio_option: list[str] | None,
     max_lag: float | None,
+    load: float | None = None,
+    search: tuple[float | None, float, float] | None = None,
 ) -> ActTrials:
-    """The trials of ``act run`` and ``act score`` from their options."""
+    """The trials of ``act run`` (at ``load``) and ``act score`` (``search``: its start,
+    resolution and max load) from their options."""
     from ..act.run import act_trials
 
     return act_trials(
@@ -135,6 +138,8 @@ def _trials(
         label=label,
         destroy_data=destroy_data,
         console=stderr(),
+        load=load,
+        search=search,
     )
 
 
@@ -180,6 +185,7 @@ def run(
         fio_option=fio_option,
         allow_fio_option=allow_fio_option,
         max_lag=max_lag,
+        load=load,
     )
     with trials:
         trial = trials.trial(load)
@@ -230,6 +236,7 @@ def score(
         fio_option=fio_option,
         allow_fio_option=allow_fio_option,
         max_lag=max_lag,
+        search=(start, resolution, max_load),
     )
     with trials:
         search = trials.score(start=start, resolution=resolution, max_load=max_load)
