@@ -26,9 +26,13 @@ def test_trials_get_acts_defaults(tmp_path: Path) -> None:
         assert (trials.settings.max_lag_s, trials.settings.ioengine) == (7, "psync")
         assert trials.runner.manifest.target is not None
         assert trials.runner.manifest.target.size_bytes == size
+        assert any("cannot fail as can't keep up" in n for n in trials.runner.manifest.notes)
         with pytest.raises(SsdlabError, match="must be positive"):
             trials.score(resolution=0)  # refused before any trial runs
     assert trials.runner.manifest.steps == []
+    settings["max-lag-sec"] = "1"  # slices longer than the lag allowed: judged, nothing said
+    with act_trials(tmp_path / "act2", settings=settings, target=target) as trials:
+        assert not any("keep up" in n for n in trials.runner.manifest.notes)
 
 
 def test_bad_settings_are_refused_before_anything_is_created(tmp_path: Path) -> None:

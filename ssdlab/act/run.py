@@ -357,4 +357,13 @@ def act_trials(
         destroy_data=destroy_data,
         console=console,
     )
+    if timing.slice_s <= fio.max_lag_s:  # said, in the run's notes too: no verdict is wrong
+        note = (
+            f"slices of {timing.slice_s} s cannot show a lag above max-lag-sec "
+            f"({fio.max_lag_s:g} s): fio restarts its rate clock every slice, so these trials "
+            "cannot fail as can't keep up"
+        )
+        if note not in runner.manifest.notes:
+            runner.manifest.notes.append(note)
+        runner.display.print(f"warning: {note}")
     return ActTrials(runner, fio, timing)
