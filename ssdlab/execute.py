@@ -63,7 +63,10 @@ class Outcome(Protocol):
 
 class Launcher(Protocol):
     """Starts fio on the job file in a step's directory and waits for it; fio's json+
-    output goes to ``fio.json`` and its error output to ``fio.stderr`` there."""
+    output goes to ``fio.json`` and its error output to ``fio.stderr`` there.
+    ``target_here``: the target is on this machine (then checked before every step)."""
+
+    target_here: bool
 
     def launch(self, step_dir: Path, record: StepRecord) -> Outcome: ...
 
@@ -91,6 +94,7 @@ class LocalFio:
     status goes to ``on_status``."""
 
     on_status: Callable[[FioStatus], None] | None = None
+    target_here = True
 
     def launch(self, step_dir: Path, record: StepRecord) -> Outcome:
         return run_fio(
@@ -189,16 +193,13 @@ def end_status(exc: BaseException) -> Literal["interrupted", "failed"]:
 
 @dataclass
 class StepExecutor:
-    """Runs the steps of one results directory ``out`` and keeps its manifest current.
-    ``local_target``: the target is on this machine (checked before every step); by default
-    when fio runs here (:class:`LocalFio`)."""
+    """Runs the steps of one results directory ``out`` and keeps its manifest current."""
 
     manifest: Manifest
     out: Path
     display: Display
     launcher: Launcher
     hooks: Sequence[RunHook] = field(default_factory=list)
-    local_target: bool | None = None
 
     def call(self, notes: list[str], method: str, *args: object) -> None:
         """Call ``method`` on every hook; their user-facing errors become notes."""
@@ -256,12 +257,11 @@ class StepExecutor:
                 self.save()
 
     def check_target(self, record: StepRecord) -> None:
-        """Before fio starts on a target of this machine (:attr:`local_target`; another
+        """Before fio starts on a target of this machine (``launcher.target_here``; another
         host's cannot be seen): SsdlabError unless the target is still the one the run
         planned (:func:`ssdlab.target.check_unchanged`)."""
         target = self.manifest.target
-        local = self.local_target
-        if target is None or not (isinstance(self.launcher, LocalFio) if local is None else local):
+        if target is None or not self.launcher.target_here:
             return
         try:
             check_unchanged(target, writes=writes(record))

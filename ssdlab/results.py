@@ -102,38 +102,6 @@ def steady_frames(manifest: Manifest) -> tuple[pl.DataFrame, pl.DataFrame]:
     )
 
 
-#: A frame builder: ``builder(context) -> pl.DataFrame`` (empty when the run has no such
-#: data); ``context`` is the loaded run (:class:`~ssdlab.pipeline.RunContext`).
-FrameBuilder = Callable[[RunContext], pl.DataFrame]
-#: The frames built besides the core ones, by name. A package adds one under the entry-point
-#: group ``ssdlab.frames`` (see :mod:`ssdlab.plugins`); ``FRAME_BUILDERS.register(name,
-#: builder)`` adds one for this process.
-FRAME_BUILDERS: Plugins[FrameBuilder] = Plugins(
-    "ssdlab.frames",
-    "frame builder",
-    {
-        "smart": "ssdlab.telemetry.frames:smart_frame",
-        "waf": "ssdlab.telemetry.frames:waf_frame",
-        "power": "ssdlab.telemetry.frames:power_frame",
-        "power_trace": "ssdlab.telemetry.frames:power_trace_frame",
-        "endurance": "ssdlab.telemetry.frames:endurance_frame",
-        "act_trials": "ssdlab.act.frames:trials_frame",
-        "act_slices": "ssdlab.act.frames:slices_frame",
-    },
-    check=is_callable,
-    # a Results attribute: a plug-in frame of its name would never be seen
-    reserved=(
-        *(f.name for f in fields(Frames)),
-        "path",
-        "manifest",
-        "extra",
-        "damaged",
-        "steps",
-        "to_pandas",
-    ),
-)
-
-
 @dataclass
 class Results(Frames):
     """A loaded results directory: polars frames plus the manifest they came from.
@@ -160,6 +128,30 @@ class Results(Frames):
         core = {name: pandas_frame(getattr(self, name)) for name in names}
         extra = {name: pandas_frame(frame) for name, frame in self.extra.items()}
         return Frames(**core, extra=extra)
+
+
+#: A frame builder: ``builder(context) -> pl.DataFrame`` (empty when the run has no such
+#: data); ``context`` is the loaded run (:class:`~ssdlab.pipeline.RunContext`).
+FrameBuilder = Callable[[RunContext], pl.DataFrame]
+#: The frames built besides the core ones, by name. A package adds one under the entry-point
+#: group ``ssdlab.frames`` (see :mod:`ssdlab.plugins`); ``FRAME_BUILDERS.register(name,
+#: builder)`` adds one for this process.
+FRAME_BUILDERS: Plugins[FrameBuilder] = Plugins(
+    "ssdlab.frames",
+    "frame builder",
+    {
+        "smart": "ssdlab.telemetry.frames:smart_frame",
+        "waf": "ssdlab.telemetry.frames:waf_frame",
+        "power": "ssdlab.telemetry.frames:power_frame",
+        "power_trace": "ssdlab.telemetry.frames:power_trace_frame",
+        "endurance": "ssdlab.telemetry.frames:endurance_frame",
+        "act_trials": "ssdlab.act.frames:trials_frame",
+        "act_slices": "ssdlab.act.frames:slices_frame",
+    },
+    check=is_callable,
+    # a Results attribute: a plug-in frame of its name would never be seen
+    reserved=(*(f.name for f in fields(Results)), *(n for n in vars(Results) if n[0] != "_")),
+)
 
 
 def pandas_frame(frame: pl.DataFrame) -> Any:

@@ -185,6 +185,8 @@ def test_an_interrupted_step_says_it_once(tmp_path: Path) -> None:
     )
 
     class Stopped:
+        target_here = False  # t.bin is never made: nothing to check
+
         def launch(self, step_dir: Path, record: StepRecord) -> FioOutcome:
             return FioOutcome(returncode=0, interrupted=True)
 

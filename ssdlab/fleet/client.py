@@ -22,7 +22,7 @@ from ..fio import FioStatus, fio_binary
 from ..layout import FIO_JSON, JOB_FILE
 from ..manifest import StepRecord
 from ..suite import Step
-from .hosts import Host
+from .hosts import Host, LocalTarget
 from .live import Relay
 
 _EXITED = re.compile(r"^client <(?P<host>.*)>: exited with error (?P<code>\d+)")
@@ -166,6 +166,11 @@ class FioClient:
 
     clients: Clients
     host: Host
+
+    @property
+    def target_here(self) -> bool:
+        """A target of this machine (several ``--target``'s): checked before every step."""
+        return isinstance(self.host, LocalTarget)
 
     def launch(self, step_dir: Path, record: StepRecord) -> ClientOutcome:
         assert record.workload is not None

@@ -397,7 +397,6 @@ def run_fleet(
                 _HostDisplay(display, host.name, gate, host.dirname),
                 FioClient(clients, host),
                 member_hooks,
-                local_target=isinstance(host, LocalTarget),
             )
             steps = SuiteSteps(executor, on_error, functools.partial(gate.wait, host.dirname))
             members.append(_Member(host, executor, steps, sized if file else suite, gate))
