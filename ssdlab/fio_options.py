@@ -29,6 +29,7 @@ from typing import TYPE_CHECKING
 
 from .errors import SuiteError
 from .units import parse_size
+from .vocab import MIXED_BS_OPTIONS
 
 if TYPE_CHECKING:
     from .suite import Step
@@ -272,6 +273,38 @@ def option_bytes(
             f"option {name!r}: {text!r} is neither a size (e.g. 64m) nor a share of the target "
             "(e.g. 10%)"
         ) from None
+
+
+def span_bytes(step: Step, target_bytes: int) -> int:
+    """Bytes a step's I/O spans in a target of ``target_bytes``: its size (absolute or a
+    share), else the target past its offset."""
+    if step.size:
+        return option_bytes("size", step.size, target_bytes) or 0
+    offset = option_bytes("offset", step.offset, target_bytes) if step.offset else 0
+    return target_bytes - (offset or 0)
+
+
+#: options that make a size-based step move another amount than ``loops`` x its span: its
+#: I/O amount, mixed block sizes, verify reads
+IO_AMOUNT = frozenset({"io_size", "io_limit", "number_ios", "verify", *MIXED_BS_OPTIONS})
+
+
+def planned_io_bytes(step: Step, target_bytes: int | None) -> int | None:
+    """Bytes a size-based step (``loops``) moves when it runs to its end: ``loops`` x
+    ``numjobs`` x its span (:func:`span_bytes`) in whole blocks (fio leaves out a last
+    partial block). None when that is not known: a time-based step, an unknown target size,
+    a ramp (fio leaves its I/O out of the totals), an option of :data:`IO_AMOUNT`, or
+    ``offset_increment`` without a ``size`` (each job's span differs)."""
+    if (
+        not step.loops
+        or target_bytes is None
+        or step.ramp_s
+        or not IO_AMOUNT.isdisjoint(step.options)
+        or ("offset_increment" in step.options and not step.size)
+    ):
+        return None
+    span = span_bytes(step, target_bytes)
+    return step.loops * step.numjobs * (span - span % step.bs_bytes)
 
 
 def furthest_byte(step: Step, target_bytes: int | None) -> int | None:

@@ -21,7 +21,7 @@ the options it names.
 from __future__ import annotations
 
 import warnings
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property, wraps
 from pathlib import Path
@@ -249,12 +249,16 @@ def sniffs(fmt: Format[Any], probe: Probe) -> bool:
         return False
 
 
+def sniffed(probe: Probe, formats: Sequence[Format[Any]]) -> Format[Any] | None:
+    """The last of ``formats`` whose ``sniff`` recognises ``probe`` (:func:`sniffs`), or None."""
+    return next((fmt for fmt in reversed(formats) if sniffs(fmt, probe)), None)
+
+
 def recognise(probe: Probe, formats: list[Format[Any]], kind: str | None = None) -> Format[Any]:
     """The last of ``formats`` whose ``sniff`` recognises ``probe``; InputError saying why
     none does (empty, malformed JSON, or not one of them; ``kind`` names what was expected)."""
-    for fmt in reversed(formats):
-        if sniffs(fmt, probe):
-            return fmt
+    if fmt := sniffed(probe, formats):
+        return fmt
     if not probe.head.strip():
         raise InputError(f"{probe.path}: empty file")
     if probe.json_error:

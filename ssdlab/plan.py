@@ -117,7 +117,7 @@ def plan(options: RunOptions) -> Plan:
         single = _plan_target(prepared, problems, size=size, writes=writes)
         targets, path = [single], single.target.path if single.target else single.name
     jobs = suite_jobs(suite, path, pinned_clocksource(host_info()))
-    problems += check_job_files(suite, path, binary=binary, jobs=jobs)
+    problems += check_job_files(jobs, binary=binary)
     return Plan(
         suite=suite,
         out=o.out,

@@ -33,6 +33,7 @@ import polars as pl
 from rich.console import Console
 
 from . import __version__, fio_options
+from .analysis.fill import cut_at_cap
 from .analysis.repeats import interval
 from .analysis.steady_state import steady_round
 from .console import plural
@@ -47,7 +48,7 @@ from .progress import RunDisplay
 from .repeat import measured_step, repeat_name, split_repeat
 from .session import guard_run, open_manifest, ready_run, set_up_local
 from .suite import Rounds, Step, Suite, Sweep, load_suite, parse_param, split_rate
-from .tables import format_bw, format_iops
+from .tables import format_bw, format_bytes, format_iops
 from .target import check_file_size
 from .units import format_size
 
@@ -87,15 +88,6 @@ def default_file_size(suite: Suite, scale: float = 1.0) -> int:
     return max(needs, default=int(DEFAULT_FILE_BYTES * scale))
 
 
-def _span(step: Step, target_bytes: int) -> int:
-    """Bytes a step's I/O spans in a target of ``target_bytes``: its size (absolute or a
-    share), else the target past its offset."""
-    if step.size:
-        return fio_options.option_bytes("size", step.size, target_bytes) or 0
-    offset = fio_options.option_bytes("offset", step.offset, target_bytes) if step.offset else 0
-    return target_bytes - (offset or 0)
-
-
 def check_fits(suite: Suite, target: TargetInfo) -> None:
     """SsdlabError when a step's absolute size + offset does not fit in ``target``, or its
     block is larger than the span it works on (fio would refuse the step when it starts)."""
@@ -114,7 +106,7 @@ def check_fits(suite: Suite, target: TargetInfo) -> None:
                 f"{target.path} holds {target.size_bytes:,}; give a larger --target-size or "
                 "another target"
             )
-        span = _span(step, target.size_bytes)
+        span = fio_options.span_bytes(step, target.size_bytes)
         if step.bs_bytes > span:
             raise SsdlabError(
                 f"step '{step.name}': its block ({format_size(step.bs_bytes)}) is larger than "
@@ -180,22 +172,14 @@ def _parse_only(binary: str, directory: Path, files: list[str]) -> subprocess.Co
     )
 
 
-def check_job_files(
-    suite: Suite,
-    target: str,
-    *,
-    clocksource: str | None = None,
-    binary: str | None = None,
-    jobs: list[tuple[str, str]] | None = None,
-) -> list[str]:
-    """What fio finds wrong in the job files of ``suite`` on ``target``: ``fio
-    --parse-only`` on each (it reads the options and runs nothing: no file is opened,
-    created or written), one line per step it refuses naming the step and fio's complaint;
-    empty when fio takes them all. Every step is checked before the first one runs, so an
-    option fio does not know fails now, not hours into a run. ``jobs``: the suite's job
-    files when the caller has made them already (:func:`suite_jobs`)."""
+def check_job_files(jobs: list[tuple[str, str]], *, binary: str | None = None) -> list[str]:
+    """What fio finds wrong in ``jobs``, a suite's ``(step name, job file text)``
+    (:func:`suite_jobs`): ``fio --parse-only`` on each (it reads the options and runs
+    nothing: no file is opened, created or written), one line per step it refuses naming
+    the step and fio's complaint; empty when fio takes them all. Every step is checked
+    before the first one runs, so an option fio does not know fails now, not hours into a
+    run."""
     binary = binary or fio_binary()
-    jobs = suite_jobs(suite, target, clocksource) if jobs is None else jobs
     with tempfile.TemporaryDirectory(prefix="ssdlab-parse-") as tmp:
         directory = Path(tmp)
         files = []
@@ -429,14 +413,27 @@ class SuiteSteps:
             clocksource=manifest.fio_clocksource,
         )
 
+        short: list[str] = []  # a size-based step that ended at its time cap
+
         def inspect(directory: Path, fio: FioJson) -> str:
             headline = step_headline(directory, fio)
+            jobs = result_jobs(fio, directory / FIO_JSON)
             if record.load is not None:
-                jobs = result_jobs(fio, directory / FIO_JSON)
                 headline += _judge_load(record, float(jobs["iops"].fill_null(0).sum()))
+            written = int(jobs["io_bytes"].sum())
+            runtime_s = float(jobs["runtime_s"].max())
+            if planned := cut_at_cap(step, target.size_bytes, written, runtime_s):
+                short.append(
+                    f"{format_bytes(written)} of its planned {format_bytes(planned)} written "
+                    f"({written / planned:.0%})"
+                )
             return headline
 
         outcome, error, headline = executor.execute(record, job, label, step.planned_s, inspect)
+        if short and record.status == "ok":
+            record.notes.append(f"ended at its time cap: {short[0]}")
+            executor.save()
+            headline += f"  ENDED AT ITS TIME CAP: {short[0]}"
         said = headline if record.status == "ok" else record.status
         if record.status != "ok" and error and error != record.status:
             said += f": {error}"  # never "interrupted: interrupted"
@@ -605,12 +602,8 @@ def run_suite(
         )
         check_fits(suite, planned)
         clocksource = manifest.fio_clocksource if manifest.steps else None
-        problems = check_job_files(
-            suite,
-            planned.path,
-            clocksource=clocksource or pinned_clocksource(manifest.host),
-            binary=binary,
-        )
+        jobs = suite_jobs(suite, planned.path, clocksource or pinned_clocksource(manifest.host))
+        problems = check_job_files(jobs, binary=binary)
         if problems:  # before the target is prepared and any step runs
             more = f" (and {plural(len(problems) - 1, 'other step')})" if len(problems) > 1 else ""
             raise SsdlabError(problems[0] + more)

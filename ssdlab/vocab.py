@@ -1,4 +1,4 @@
-"""fio's words for directions and rw modes, defined once for every module.
+"""fio's words for directions, rw modes and block sizes, defined once for every module.
 
 fio numbers its directions (``ddir``) 0 read, 1 write, 2 trim, in its logs and its JSON
 arrays alike. An rw mode is what fio's ``rw``/``readwrite`` option takes; a reported mode may
@@ -44,3 +44,7 @@ RW_DIRECTIONS: dict[str, frozenset[Direction]] = {
 def base_rw(rw: str) -> str:
     """The rw mode without fio's ``:N`` suffix (``randread:8`` -> ``randread``)."""
     return rw.split(":", 1)[0]
+
+
+#: options that give a job several block sizes (its ``bs`` then means nothing)
+MIXED_BS_OPTIONS = ("bssplit", "bsrange", "blocksize_range")

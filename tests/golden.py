@@ -39,17 +39,32 @@ ADDED: dict[str, tuple[str, ...]] = {
     # issue 16: endurance projections read the capacity and the average erase count
     "smart": ("capacity_bytes", "average_erase_count"),
 }
+#: Values corrected since the frames were recorded (frame -> correction of the recording),
+#: with why; every other value is still pinned.
+FIXED = {
+    # fio writes 0 for the min/mean/max/stddev of a latency it has no samples of (slat of a
+    # sync engine, a step interrupted in its ramp): those are null now, not 0 ns
+    "summary": lambda df: df.with_columns(
+        pl.when(pl.col(f"{stat}_samples").ne_missing(0))
+        .then(pl.col(f"{stat}_{key}_ns"))
+        .alias(f"{stat}_{key}_ns")
+        for stat in ("lat", "clat", "slat")
+        for key in ("min", "mean", "max", "stddev")
+    ),
+}
 CORE = ("summary", "timeseries", "latency_hist", "percentiles", "snapshots", "rounds")
 CORE += ("steady_state",)
 
 
 def recorded(name: str) -> dict[str, pl.DataFrame]:
-    """The frames recorded for the source ``name``, with :data:`RENAMED` columns renamed."""
+    """The frames recorded for the source ``name``, with :data:`RENAMED` columns renamed
+    and :data:`FIXED` values corrected."""
     frames = {p.stem: pl.read_parquet(p) for p in (GOLDEN / "frames" / name).glob("*.parquet")}
-    return {
+    frames = {
         frame: df.rename({old: new for old, new in RENAMED.get(frame, {}).items() if old in df})
         for frame, df in frames.items()
     }
+    return {frame: FIXED.get(frame, lambda df: df)(df) for frame, df in frames.items()}
 
 
 def frames_of(name: str) -> dict[str, pl.DataFrame]:

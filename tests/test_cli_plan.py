@@ -107,7 +107,7 @@ def test_check_job_files_names_every_step_fio_refuses(tmp_path: Path) -> None:
     path.write_text(BAD.replace("[[steps]]", '[[steps]]\noptions = { randrepeat = "maybe" }', 1))
     suite = load_suite(path)
     target = str(tmp_path / "t.bin")
-    problems = check_job_files(suite, target)
+    problems = check_job_files(suite_jobs(suite, target))
     assert [p.split(":")[0] for p in problems] == [
         "step 'randread-4k-2jobs'",
         "step 'randrw70-8k-qd4'",
@@ -118,7 +118,7 @@ def test_check_job_files_names_every_step_fio_refuses(tmp_path: Path) -> None:
     rounds.write_text(ROUNDS)
     names = [name for name, _ in suite_jobs(load_suite(rounds), target)]
     assert names == ["fill", "mix-r01-rw70"]
-    assert check_job_files(load_suite(rounds), target) == []
+    assert check_job_files(suite_jobs(load_suite(rounds), target)) == []
 
 
 @pytest.mark.parametrize(

@@ -279,3 +279,18 @@ def test_a_long_version_string_is_read_in_linear_time(tmp_path: Path, jsonplus: 
     """The version pattern used to backtrack over a run of digits in quadratic time."""
     path = damaged(tmp_path, jsonplus, ("fio version",), "fio-" + "3" * 200_000)
     assert read_fio_json(path).meta["fio_version"].startswith("fio-333")
+
+
+def test_a_latency_without_samples_is_null_not_zero(tmp_path: Path) -> None:
+    """fio writes 0 for the min/mean/max of a latency it has no samples of (the submission
+    latency of a sync engine, a step interrupted in its ramp): no figure, not 0 ns."""
+    sync = ["--rw=read", "--ioengine=psync", "--size=1m", f"--filename={tmp_path / 'f'}"]
+    path = fio_json(tmp_path, "s", *sync)
+    raw = json.loads(path.read_text())["jobs"][0]["read"]
+    assert raw["slat_ns"]["N"] == 0 and raw["slat_ns"]["mean"] == 0  # what fio says
+    (row,) = read_fio_json(path).jobs.iter_rows(named=True)
+    assert row["slat_samples"] == 0
+    assert [row[f"slat_{key}_ns"] for key in ("min", "mean", "max", "stddev")] == [None] * 4
+    assert row["clat_samples"] == raw["clat_ns"]["N"] > 0
+    assert row["clat_mean_ns"] == raw["clat_ns"]["mean"] > 0
+    assert read_fio_json(path).jobs.schema["slat_mean_ns"] == pl.Float64

@@ -26,6 +26,7 @@ from conftest import ssdlab_cli
 
 import ssdlab
 from ssdlab.errors import InputError, SsdlabError
+from ssdlab.execute import FleetHook, RunHook
 from ssdlab.fleet import (
     FleetFailed,
     Host,
@@ -34,8 +35,10 @@ from ssdlab.fleet import (
     parse_hosts,
     run_fleet,
 )
+from ssdlab.fleet.live import FIO_HEADER
 from ssdlab.fleet.probe import parse_probe_reply, version_mismatch
 from ssdlab.io import read_fio_json
+from ssdlab.manifest import Manifest, StepRecord
 from ssdlab.suite import Suite, load_suite
 from ssdlab.tables import drive_facts
 
@@ -254,14 +257,136 @@ def _manifest(out: Path) -> dict:
     return json.loads((out / "manifest.json").read_text())
 
 
-def _kill_when_running(server: Server, partial: Path, target: Path) -> threading.Thread:
-    def kill() -> None:
-        _wait_for(lambda: partial.exists() and server.uses(target), f"{partial} to run")
-        server.signal(signal.SIGKILL)
+@dataclass
+class _BeforeStep(RunHook):
+    """Calls ``action`` just before fio starts the step ``step`` of the fleet member writing
+    ``out``, in that member's thread (:meth:`~ssdlab.execute.RunHook.before_step`): the step
+    waits for it, so the action is never too late, however loaded the machine."""
 
-    thread = threading.Thread(target=kill, daemon=True)
-    thread.start()
-    return thread
+    out: Path
+    step: str
+    action: Callable[[], None]
+
+    def before_step(self, step_dir: Path, record: StepRecord) -> None:
+        if record.name == self.step:
+            self.action()
+
+    def on_fleet(self, root: Path) -> FleetHook:
+        return _ForMember(self)
+
+
+@dataclass
+class _ForMember:
+    """The fleet hook of a :class:`_BeforeStep`: it runs for its member only."""
+
+    hook: _BeforeStep
+
+    def start(self) -> None:
+        """Nothing before the fleet runs."""
+
+    def member(self, out: Path, manifest: Manifest) -> RunHook | None:
+        return self.hook if out == self.hook.out else None
+
+    def finish(self) -> None:
+        """Nothing after."""
+
+
+#: fio's commands (``server.h``) a server sends only once a step's jobs have ended (TS, GS,
+#: STOP, DU, IOLOG): fio's client cannot end a step before it has one of them
+JOB_ENDED = {6, 7, 12, 13, 17}
+
+
+class Cutoff:
+    """A relay at ``ip`` (a port of its own) in front of fio server ``server``: a host whose
+    step ends as the test says, however loaded the machine. It carries every connection
+    both ways, but the first one opened after :meth:`arm` only until the server begins to
+    send what the step measured (fio's client cannot end the step without it): then
+    ``at_cut`` gets fio's client's connection, and nothing more from the server reaches it."""
+
+    def __init__(self, ip: str, server: Server) -> None:
+        self.ip = ip
+        self.server = server
+        self.listener = socket.create_server((ip, _free_port(ip)))
+        self.port: int = self.listener.getsockname()[1]
+        self.cut = threading.Event()
+        self._at_cut: Callable[[socket.socket], None] | None = None
+        self._sockets = [self.listener]
+        threading.Thread(target=self._accept, daemon=True).start()
+
+    def spec(self, target: Path | str) -> str:
+        return f"{self.ip}:{self.port}={target}"
+
+    def arm(self, at_cut: Callable[[socket.socket], None]) -> None:
+        self._at_cut = at_cut
+
+    def _accept(self) -> None:
+        while True:
+            try:
+                client, _ = self.listener.accept()
+            except OSError:  # closed
+                return
+            try:
+                upstream = socket.create_connection((self.server.ip, self.server.port))
+            except OSError:  # the server is down: so is the client's connection
+                client.close()
+                continue
+            self._sockets += [client, upstream]
+            at_cut, self._at_cut = self._at_cut, None
+            for source, sink, cut in ((client, upstream, None), (upstream, client, at_cut)):
+                threading.Thread(target=self._carry, args=(source, sink, cut), daemon=True).start()
+
+    def _carry(
+        self,
+        source: socket.socket,
+        sink: socket.socket,
+        at_cut: Callable[[socket.socket], None] | None,
+    ) -> None:
+        """Pass ``source`` on to ``sink`` command by command (fio's header says each one's
+        length and opcode) until either end closes, or (``at_cut``) a step's results come."""
+        buffer, left = b"", 0  # bytes not passed on yet; of them, the current command's
+        with contextlib.suppress(OSError):
+            while data := source.recv(65536):
+                buffer += data
+                ready = 0
+                while ready < len(buffer):
+                    if left:
+                        step = min(left, len(buffer) - ready)
+                        ready, left = ready + step, left - step
+                        continue
+                    if len(buffer) - ready < FIO_HEADER.size:
+                        break
+                    _, opcode, _, _, pdu_len, _, _ = FIO_HEADER.unpack_from(buffer, ready)
+                    if at_cut is not None and opcode in JOB_ENDED:
+                        sink.sendall(buffer[:ready])
+                        self.cut.set()
+                        at_cut(sink)
+                        return
+                    left = FIO_HEADER.size + pdu_len
+                sink.sendall(buffer[:ready])
+                buffer = buffer[ready:]
+            sink.shutdown(socket.SHUT_WR)
+
+    def close(self) -> None:
+        for sock in self._sockets:
+            with contextlib.suppress(OSError):
+                sock.shutdown(socket.SHUT_RDWR)
+            sock.close()
+
+
+@pytest.fixture
+def cutoff() -> Iterator[Callable[[Server], Cutoff]]:
+    """Starts a :class:`Cutoff` relay in front of a server; closes them all at the end."""
+    relays: list[Cutoff] = []
+
+    def start(server: Server) -> Cutoff:
+        relays.append(Cutoff(server.ip, server))
+        return relays[-1]
+
+    try:
+        yield start
+    finally:
+        for relay in relays:
+            relay.close()
 
 
 def test_parse_hosts_command_line_and_files(tmp_path: Path) -> None:
@@ -398,9 +523,13 @@ def test_all_clients_row_matches_fios_own(
 
 @pytest.mark.slow
 def test_fleet_run_with_a_dead_a_failing_and_an_unreachable_host_then_resume(
-    start_server: Callable[..., Server], suite: Suite, tmp_path: Path
+    start_server: Callable[..., Server],
+    cutoff: Callable[[Server], Cutoff],
+    suite: Suite,
+    tmp_path: Path,
 ) -> None:
     s1, s2 = start_server("127.0.0.2"), start_server("127.0.0.3")
+    dies = cutoff(s2)  # s2 through a relay, to kill it as step 2 ends there, before its results
     s3 = start_server("127.0.0.5", hostname="elsewhere")  # its paths are not checked here
     blocker = tmp_path / "not-a-dir"
     blocker.write_text("")
@@ -410,21 +539,28 @@ def test_fleet_run_with_a_dead_a_failing_and_an_unreachable_host_then_resume(
             [
                 s1.spec(tmp_path / "a.bin"),
                 s1.spec(tmp_path / "b.bin"),  # a second drive on the same server
-                s2.spec(tmp_path / "c.bin"),  # killed while step 2 runs
+                dies.spec(tmp_path / "c.bin"),  # killed as step 2 ends
                 s3.spec(blocker / "d.bin"),  # fio fails to open it
                 f"127.0.0.4:{dead_port}=/nowhere/e.bin",  # nobody listens
             ]
         )
     )
     a, b, c, d, e = (tmp_path / "out" / h.dirname for h in hosts)
-    killer = _kill_when_running(s2, c / "steps" / "002-randread.partial", tmp_path / "c.bin")
+
+    def crash(client: socket.socket) -> None:
+        s2.signal(signal.SIGKILL)
+        client.shutdown(socket.SHUT_RDWR)  # the connection ends with the server
+
+    armed = _BeforeStep(c, "randread", functools.partial(dies.arm, crash))
     confirm = f"127.0.0.5:{blocker}/d.bin"
     with pytest.raises(FleetFailed) as failed:
-        run_fleet(suite, hosts, tmp_path / "out", label="batch7", destroy_data=confirm)
-    killer.join()
+        run_fleet(
+            suite, hosts, tmp_path / "out", label="batch7", destroy_data=confirm, hooks=[armed]
+        )
+    assert dies.cut.is_set()
     message = str(failed.value)
     assert message.startswith("3 of 5 hosts failed")
-    assert f"lost the connection to 127.0.0.3:{s2.port} during the step" in message
+    assert f"lost the connection to 127.0.0.3:{dies.port} during the step" in message
     assert (
         f"fio on 127.0.0.5:{s3.port} exited with status" in message and "Not a directory" in message
     )
@@ -497,20 +633,22 @@ def test_fleet_run_with_a_dead_a_failing_and_an_unreachable_host_then_resume(
 
 @pytest.mark.slow
 def test_hung_host_is_stopped_and_the_others_finish(
-    start_server: Callable[..., Server], suite: Suite, tmp_path: Path
+    start_server: Callable[..., Server],
+    cutoff: Callable[[Server], Cutoff],
+    suite: Suite,
+    tmp_path: Path,
 ) -> None:
     s1, s2 = start_server("127.0.0.2"), start_server("127.0.0.3")
-    hosts = parse_hosts(f"{s1.spec(tmp_path / 'a.bin')},{s2.spec(tmp_path / 'b.bin')}")
+    hangs = cutoff(s2)  # s2 through a relay, to freeze it as its step ends, before its results
+    hosts = parse_hosts(f"{s1.spec(tmp_path / 'a.bin')},{hangs.spec(tmp_path / 'b.bin')}")
     hung = tmp_path / "out" / hosts[1].dirname
-
-    def freeze() -> None:
-        _wait_for(lambda: s2.uses(tmp_path / "b.bin"), "b.bin to be written")
-        s2.signal(signal.SIGSTOP)
-
-    threading.Thread(target=freeze, daemon=True).start()
+    freeze = functools.partial(hangs.arm, lambda _: s2.signal(signal.SIGSTOP))
     one_step = suite.model_copy(update={"steps": suite.steps[:1]})
     with pytest.raises(FleetFailed, match=r"no answer from 127\.0\.0\.3:\d+ 4 s after the step"):
-        run_fleet(one_step, hosts, tmp_path / "out", grace_s=4)
+        run_fleet(
+            one_step, hosts, tmp_path / "out", grace_s=4, hooks=[_BeforeStep(hung, "fill", freeze)]
+        )
+    assert hangs.cut.is_set()
     assert _manifest(tmp_path / "out" / hosts[0].dirname)["status"] == "complete"
     assert _manifest(hung)["steps"][0]["status"] == "failed"
 

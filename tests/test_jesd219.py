@@ -38,7 +38,7 @@ from ssdlab.analysis.endurance import (
     drive_endurance,
     jesd219_steps,
 )
-from ssdlab.runner import check_job_files
+from ssdlab.runner import check_job_files, suite_jobs
 from ssdlab.suite import Rounds, load_suite
 
 ROOT = Path(__file__).parent
@@ -133,7 +133,7 @@ def test_suite_is_jesd219_in_segments() -> None:
 
 def test_fio_parses_every_job_file(tmp_path: Path) -> None:
     suite = load_suite("jesd219-enterprise", {"ioengine": "psync"})
-    assert check_job_files(suite, str(tmp_path / "target.bin")) == []
+    assert check_job_files(suite_jobs(suite, str(tmp_path / "target.bin"))) == []
 
 
 def test_segments_write_jesd219_sizes(jesd219_run: Path) -> None:

@@ -38,6 +38,16 @@ RUNS: dict[str, tuple[str, ...]] = {
 REVIEWS = (*RUNS, "imported", "fleet")
 
 
+#: seconds a starting ``fio --server`` may take to listen (bounds a hang only)
+SERVER_START_S = 120
+
+
+def _answers(port: int) -> bool:
+    """Whether something accepts connections on 127.0.0.1:``port``."""
+    with socket.socket() as s:
+        return s.connect_ex(("127.0.0.1", port)) == 0
+
+
 def _free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
@@ -56,10 +66,14 @@ def fio_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
         start_new_session=True,
     )
     try:
-        for _ in range(100):
-            with socket.socket() as s:
-                if s.connect_ex(("127.0.0.1", port)) == 0:
-                    break
+        deadline = time.monotonic() + SERVER_START_S
+        while not _answers(port):
+            if proc.poll() is not None:
+                pytest.fail(
+                    f"fio --server on 127.0.0.1:{port} exited with status {proc.returncode}"
+                )
+            if time.monotonic() > deadline:
+                pytest.fail(f"fio --server on 127.0.0.1:{port}: no answer in {SERVER_START_S} s")
             time.sleep(0.05)
         yield f"127.0.0.1:{port}"
     finally:

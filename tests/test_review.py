@@ -3,9 +3,10 @@
 The run is real fio (the null engine, so it is fast) through ``ssdlab run``: a size-based
 fill, a consistency run, a QD sweep, a mix sweep and a steady-state round block, with SMART
 snapshots from a 'tool' printing recorded ``smartctl -j`` captures in turn
-(``tests/fixtures/telemetry/run``), a power meter command, the drive's rating beside the
-results, and two recorded native ACT logs (``tests/fixtures/act``) added by ``ssdlab act
-import``. The sections see the telemetry frames ``ssdlab.load`` builds from those files.
+(``tests/fixtures/telemetry/run``), a power meter's trace attached (``ssdlab power attach``),
+the drive's rating beside the results, and two recorded native ACT logs
+(``tests/fixtures/act``) added by ``ssdlab act import``. The sections see the telemetry
+frames ``ssdlab.load`` builds from those files.
 """
 
 from __future__ import annotations
@@ -25,6 +26,7 @@ import ssdlab
 from ssdlab import charts, findings
 from ssdlab.analysis import DriveAnalysis, classify, consistency_runs, qd_scaling
 from ssdlab.analysis.tails import MIN_CONSISTENCY_WINDOWS
+from ssdlab.manifest import Manifest
 from ssdlab.report import chromium
 from ssdlab.report.renderer import VEGALITE_MIME
 from ssdlab.review import drive
@@ -115,7 +117,24 @@ WITHOUT_DATA = {
 FIXTURES = Path(__file__).parent / "fixtures"
 CAPTURES = FIXTURES / "telemetry" / "run"
 WATTS = 7.25
+#: the step the meter's trace leaves out (see meter_trace): it lasts a millisecond or so
+UNCOVERED = "fill-seq-write-128k"
 ACT_LOGS = (("act_storage_1x_30s.log", 10), ("act_storage_us_2x_20s.log", 4))
+
+
+def meter_trace(manifest: Manifest) -> str:
+    """A meter's CSV (epoch seconds, watts) for ``ssdlab power attach``: WATTS every 0.05 s
+    from a second before the run to a second after, but none while its step UNCOVERED ran.
+    So every other step (0.2 s or more) is covered and that one is not, whatever the
+    machine's load (a meter sampling live covers what the load lets it: that is
+    test_telemetry_run.py's)."""
+    assert manifest.started and manifest.ended
+    hole = manifest.record(UNCOVERED)
+    assert hole and hole.started and hole.ended
+    start, end = manifest.started.timestamp() - 1, manifest.ended.timestamp() + 1
+    times = (start + 0.05 * n for n in range(int((end - start) / 0.05) + 1))
+    kept = (t for t in times if not hole.started.timestamp() <= t <= hole.ended.timestamp())
+    return "time_s,power_w\n" + "".join(f"{t!r},{WATTS}\n" for t in kept)
 
 
 @pytest.fixture(scope="module")
@@ -126,9 +145,15 @@ def review_run(tmp_path_factory: pytest.TempPathFactory) -> Path:
     proc = ssdlab_cli(
         "run", work / "review.toml", "--out", out, "--label", "null engine",
         "--smart", f"{smart_tool(work)} {{device}}",
-        "--power", f"command:sh -c 'echo {WATTS}'", "--power-interval", "0.2",
     )  # fmt: skip
     assert proc.returncode == 0, proc.stderr
+    meter = work / "meter.csv"
+    meter.write_text(meter_trace(Manifest.load(out)))
+    attach = ssdlab_cli(
+        "power", "attach", out, meter, "--format", "csv",
+        "--column", "time=time_s", "--column", "power=power_w",
+    )  # fmt: skip
+    assert attach.returncode == 0, attach.stderr
     shutil.copy(CAPTURES / "drive.toml", out / "drive.toml")
     for log, slice_s in ACT_LOGS:
         act = ssdlab_cli("act", "import", FIXTURES / "act" / log, "--out", out, "--slice", slice_s)
@@ -289,7 +314,8 @@ def test_power_act_endurance_sections_show_the_loaded_frames(run: DriveAnalysis)
     power = drive.power_section(run)
     assert power.missing is None and len(power.charts) == 4  # per step, 2 efficiencies, trace
     covered = results.power.filter(pl.col("covered"))
-    assert covered.height and covered["avg_w"].to_list() == [WATTS] * covered.height
+    assert results.power.filter(~pl.col("covered"))["step"].to_list() == [UNCOVERED]
+    assert covered.height == 9 and covered["avg_w"].to_list() == [WATTS] * covered.height
     assert power.findings[0].startswith(f"Average power ranges from {WATTS:.2f} W (")
     best = covered.sort("iops_per_w", descending=True).row(0, named=True)
     figure, label = format_number(best["iops_per_w"]), run.step_labels[best["step_index"]]

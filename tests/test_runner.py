@@ -7,12 +7,12 @@ import re
 import signal
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import polars as pl
 import pytest
 from conftest import ssdlab_cli
+from test_trust_run import wait_measuring
 
 import ssdlab
 from ssdlab.analysis import DriveAnalysis
@@ -195,23 +195,10 @@ def start_run(suite: Path, out: Path) -> subprocess.Popen[str]:
     )
 
 
-def wait_for_running(out: Path, step: str, proc: subprocess.Popen[str]) -> None:
-    deadline = time.monotonic() + 60
-    while time.monotonic() < deadline and proc.poll() is None:
-        try:
-            if any(s["name"] == step and s["status"] == "running" for s in manifest(out)["steps"]):
-                time.sleep(1.5)  # let fio measure for a while
-                return
-        except (FileNotFoundError, json.JSONDecodeError):
-            pass
-        time.sleep(0.05)
-    raise AssertionError(f"step {step} never ran: {proc.communicate()}")
-
-
 def test_ctrl_c_stops_fio_keeps_results_and_rerun_continues(tmp_path: Path) -> None:
     suite, out = write_suite(tmp_path, "", runtime_s=6), tmp_path / "out"
     proc = start_run(suite, out)
-    wait_for_running(out, "second", proc)
+    wait_measuring(out, "second", proc)  # Ctrl-C about 1 s into the step's 6 s
     proc.send_signal(signal.SIGINT)
     _, stderr = proc.communicate(timeout=60)
     assert proc.returncode == 130 and "interrupted" in stderr and "Traceback" not in stderr
@@ -240,7 +227,7 @@ def test_ctrl_c_stops_fio_keeps_results_and_rerun_continues(tmp_path: Path) -> N
 def test_sigkill_never_leaves_a_result_that_looks_complete(tmp_path: Path) -> None:
     suite, out = write_suite(tmp_path, "", runtime_s=6), tmp_path / "out"
     proc = start_run(suite, out)
-    wait_for_running(out, "second", proc)
+    wait_measuring(out, "second", proc)
     proc.kill()
     proc.wait()
     subprocess.run(["pkill", "-f", str(out / "steps")], check=False)  # the orphaned fio

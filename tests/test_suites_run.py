@@ -171,7 +171,11 @@ def test_resume_after_sigkill_at_random_moments(tmp_path: Path) -> None:
         time.sleep(rng.uniform(0.3, 2.5))
         proc.kill()
         proc.wait()
-        time.sleep(0.3)  # fio gets SIGTERM when ssdlab dies (PR_SET_PDEATHSIG)
+        # fio gets SIGTERM when ssdlab dies (PR_SET_PDEATHSIG): wait for it to be gone
+        deadline = time.monotonic() + 120  # bounds a hang only
+        while subprocess.run(["pgrep", "-f", str(out)], capture_output=True).returncode == 0:
+            assert time.monotonic() < deadline, "fio outlived ssdlab"
+            time.sleep(0.05)
         if (out / "manifest.json").exists():
             for s in manifest(out)["steps"]:
                 if s["status"] == "ok":

@@ -19,6 +19,8 @@ from __future__ import annotations
 
 import json
 import shutil
+import statistics
+from itertools import pairwise
 from pathlib import Path
 
 import polars as pl
@@ -193,24 +195,45 @@ def test_endurance_from_drive_spec_and_snapshots(telemetry_run: Path, tmp_path: 
     }
 
 
+def covers(times: list[float], start: float, end: float) -> bool:
+    """Whether a trace sampled at ``times`` (sorted) covers the window [start, end]: samples
+    in it, and no stretch of it, its ends included, without one for longer than twice the
+    trace's median sample interval."""
+    allowed = 2 * statistics.median(b - a for a, b in pairwise(times) if b > a)
+    points = [start, *(t for t in times if start <= t <= end), end]
+    return len(points) > 2 and max(b - a for a, b in pairwise(points)) <= allowed
+
+
 def test_power_sampled_during_the_run(telemetry_run: Path) -> None:
     power = load(telemetry_run, "power_frame")
     assert list(power.columns) == list(frames.POWER_SCHEMA)
     assert power["step"].to_list() == ["randwrite-4k", "write-128k"]
-    assert power["covered"].all(), power["reason"].to_list()
-    assert (power["samples"] >= 2).all()
-    assert power.select("avg_w", "min_w", "max_w").rows() == [(WATTS,) * 3] * 2
+    # the run waits for the meter's first sample before its first step, and the sampler runs
+    # on through the steps (over 2 s; each reading took under its 1 s timeout: no errors,
+    # below). Whether each step is covered depends on when the sampler ran (a loaded machine
+    # delays it), so it is judged here from the samples recorded, by the rule of
+    # ssdlab.telemetry.power.steps (tests/test_telemetry_power.py has traces with known gaps)
+    trace = store.read_trace(telemetry_run)
+    assert trace is not None
+    times = trace["time_s"].sort().to_list()
+    first, last = power["start_s"].min(), power["end_s"].max()
+    assert times[0] < first and any(first <= t <= last for t in times)
     for row in power.iter_rows(named=True):
+        start, end = row["start_s"], row["end_s"]
+        assert row["samples"] == sum(start <= t <= end for t in times)
+        assert row["covered"] == covers(times, start, end), row["reason"]
+        assert (row["reason"] is None) == row["covered"]
+        watts = (WATTS,) * 3 if row["covered"] else (None,) * 3
+        assert (row["avg_w"], row["min_w"], row["max_w"]) == watts
         step_dir = next((telemetry_run / "steps").glob(f"{row['step_index']:03d}-*"))
         job = json.loads((step_dir / "fio.json").read_text())["jobs"][0]
         bw = sum(job[d]["bw_bytes"] for d in ("read", "write", "trim"))
-        assert row["bw_bytes_s"] == bw and 0.9 < row["end_s"] - row["start_s"] < 1.1
-        assert row["mb_s_per_w"] == pytest.approx(bw / 1e6 / WATTS)
-        assert row["iops_per_w"] == pytest.approx(row["iops"] / WATTS)
+        assert row["bw_bytes_s"] == bw and 0.9 < end - start < 1.1
+        per_watt = (bw / 1e6 / WATTS, row["iops"] / WATTS) if row["covered"] else (None, None)
+        assert (row["mb_s_per_w"], row["iops_per_w"]) == pytest.approx(per_watt)
     # every sample went to samples.csv as it came, and the trace holds the same samples
-    trace = store.read_trace(telemetry_run)
     samples = pl.read_csv(telemetry_run / "power" / "samples.csv")
-    assert trace is not None and trace.height == samples.height >= power["samples"].sum()
+    assert trace.height == samples.height >= power["samples"].sum()
     assert trace["time_s"].to_list() == samples["time_s"].to_list()
     source = json.loads((telemetry_run / "power" / "source.json").read_text())
     assert source["source"] == "command" and source["interval_s"] == 0.2

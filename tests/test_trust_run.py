@@ -98,32 +98,52 @@ def start(*args: str | Path, **popen: object) -> subprocess.Popen[str]:
     )
 
 
-def _fio_runs_in(directory: Path) -> bool:
-    """Whether a fio process works in ``directory`` (ssdlab starts fio in the step's)."""
+#: what a step's fio job must have read or written before a test signals the run: far more
+#: than a job reads while it sets up (3 bytes with fio 3.33), a few ms of a step's I/O
+MEASURED_BYTES = 1 << 20
+
+
+def _fio_io_bytes(directory: Path) -> int:
+    """Bytes read and written so far by the fio jobs working in ``directory`` (ssdlab starts
+    fio in the step's), as the kernel counts them for each job process; fio's main process,
+    which reads its job file and writes status lines before any I/O, is left out."""
+    fio: dict[str, Path] = {}
     for proc in Path("/proc").iterdir():
         try:
             if (proc / "comm").read_text().strip() == "fio" and (proc / "cwd").resolve() == (
                 directory.resolve()
             ):
-                return True
+                fio[proc.name] = proc
         except OSError:
             continue
-    return False
+    done = 0
+    for proc in fio.values():
+        try:
+            parent = (proc / "stat").read_text().rsplit(")", 1)[1].split()[1]
+            if parent in fio:  # a job, forked by the fio working there
+                counts = dict(line.split(": ") for line in (proc / "io").read_text().splitlines())
+                done += int(counts["rchar"]) + int(counts["wchar"])
+        except OSError:
+            continue
+    return done
 
 
-def wait_running(out: Path, step: str, proc: subprocess.Popen[str]) -> None:
-    """Until fio runs ``step`` (the manifest says so before fio has started; a signal in
-    between would stop the run before any I/O), whatever the machine's load."""
+def wait_measuring(out: Path, step: str, proc: subprocess.Popen[str]) -> None:
+    """Until fio's jobs of ``step`` have done I/O (:data:`MEASURED_BYTES`), whatever the
+    machine's load. The manifest says a step runs before fio starts, and fio takes a while
+    (0.3 s on an idle machine) to start its jobs: a signal before then stops it without a
+    result (fio 3.33 dies without one in its first ~150 ms) or with no I/O in it."""
     deadline = time.monotonic() + 120
     while time.monotonic() < deadline and proc.poll() is None:
         try:
             dirs = [s["dir"] for s in manifest(out)["steps"] if s["name"] == step]
         except (FileNotFoundError, json.JSONDecodeError):
             dirs = []
-        if dirs and _fio_runs_in(out / "steps" / f"{dirs[0]}.partial"):
+        if dirs and _fio_io_bytes(out / "steps" / f"{dirs[0]}.partial") >= MEASURED_BYTES:
             return
         time.sleep(0.05)
-    raise AssertionError(f"step {step} never ran (exit {proc.poll()})")
+    said = proc.communicate() if proc.poll() is not None else "still running"
+    raise AssertionError(f"step {step} never did I/O (exit {proc.returncode}: {said})")
 
 
 # 1. a step that did no I/O
@@ -252,7 +272,7 @@ def test_a_second_run_into_the_same_out_is_refused_and_touches_nothing(tmp_path:
     out = tmp_path / "out"
     first = start("run", suite, "--out", out, "--set", "rt=600", stderr=subprocess.PIPE)
     try:
-        wait_running(out, "long", first)
+        wait_measuring(out, "long", first)
         before = (out / "manifest.json").read_bytes()
         second = ssdlab_cli("run", suite, "--out", out, "--set", "rt=600")
         assert second.returncode == 1
@@ -319,7 +339,7 @@ def test_a_run_survives_a_hangup_and_a_lost_terminal(tmp_path: Path) -> None:
     reader = threading.Thread(target=read_terminal)
     reader.start()
     try:
-        wait_running(out, "long", proc)
+        wait_measuring(out, "long", proc)
     finally:
         stop.set()
         reader.join()

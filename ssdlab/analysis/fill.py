@@ -15,7 +15,9 @@ from dataclasses import dataclass
 
 import polars as pl
 
+from ..fio_options import planned_io_bytes
 from ..manifest import Manifest
+from ..suite import Step
 from .endurance import jesd219_steps
 from .pts import step_series, wsat_steps
 from .recovery import fio_seconds, first_run
@@ -27,6 +29,8 @@ DROP_SHARE = 0.7
 #: ...when this many windows in a row are
 SUSTAIN_WINDOWS = 5
 FILL_PREFIX = "fill-"
+#: the share of its time cap a size-based step must have run to have ended at the cap
+CAP_REACHED = 0.95
 RECOVERY_PREFIX = "recovery-"
 
 
@@ -149,13 +153,30 @@ def preconditioning_steps(steps: pl.DataFrame, fills: set[int], manifest: Manife
     return fills - saturation - jesd219_steps(manifest)
 
 
+def cut_at_cap(step: Step, target_bytes: int | None, io_bytes: int, runtime_s: float) -> int | None:
+    """The bytes the size-based ``step`` planned (:func:`~ssdlab.fio_options.planned_io_bytes`)
+    when it moved fewer (``io_bytes``, its directions summed) in a fio runtime of at least
+    :data:`CAP_REACHED` of its ``runtime_s`` cap: it ended at the cap, not at its bytes;
+    else None (it ran to its end, stopped early, or its plan is not known)."""
+    planned = planned_io_bytes(step, target_bytes)
+    if planned is None or io_bytes >= planned or step.runtime_s is None:
+        return None
+    return planned if runtime_s >= CAP_REACHED * step.runtime_s else None
+
+
 def fill_totals(steps: pl.DataFrame, fills: set[int], manifest: Manifest) -> pl.DataFrame:
     """One row per step of ``fills`` among the classified ``steps``, in run order:
     ``step_index``, ``step``, ``workload`` (its label and QD: ``128K sequential write
-    QD32``), ``passes`` (fio's ``loops`` over the target), ``io_bytes`` written,
-    ``runtime_s`` (its longest direction) and ``bw_bytes_s`` (its directions summed)."""
-    loops = {s.index: s.workload.loops for s in manifest.steps if s.index in fills}
-    return (
+    QD32``), ``passes`` (fio's ``loops`` over the target), ``planned_bytes`` (what those
+    passes write: :func:`~ssdlab.fio_options.planned_io_bytes`, null when not known),
+    ``io_bytes`` written, ``runtime_s`` (its longest direction), ``bw_bytes_s`` (its
+    directions summed) and ``cut_at_cap`` (it ended at its time cap with less written than
+    planned: :func:`cut_at_cap`)."""
+    workloads = {s.index: s.workload for s in manifest.steps if s.index in fills and s.workload}
+    loops = {index: step.loops for index, step in workloads.items()}
+    target_bytes = manifest.target.size_bytes if manifest.target else None
+    planned = {index: planned_io_bytes(step, target_bytes) for index, step in workloads.items()}
+    totals = (
         steps.filter(pl.col("step_index").is_in(list(fills)))
         .group_by("step_index", "step", "workload", "qd_label")
         .agg(pl.col("io_bytes").sum(), pl.col("runtime_s").max(), pl.col("bw_bytes_s").sum())
@@ -165,8 +186,18 @@ def fill_totals(steps: pl.DataFrame, fills: set[int], manifest: Manifest) -> pl.
             "step",
             pl.concat_str("workload", pl.lit(" "), "qd_label").alias("workload"),
             pl.col("step_index").replace_strict(loops, return_dtype=pl.Int64).alias("passes"),
+            pl.col("step_index")
+            .replace_strict(planned, return_dtype=pl.Int64)
+            .alias("planned_bytes"),
             "io_bytes",
             "runtime_s",
             "bw_bytes_s",
         )
     )
+    cut = [
+        cut_at_cap(workloads[index], target_bytes, io_bytes, runtime_s) is not None
+        for index, io_bytes, runtime_s in totals.select(
+            "step_index", "io_bytes", "runtime_s"
+        ).iter_rows()
+    ]
+    return totals.with_columns(pl.Series("cut_at_cap", cut, dtype=pl.Boolean))

@@ -17,6 +17,7 @@ import os
 import re
 import sys
 import threading
+from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any, NoReturn
 
 import typer
@@ -64,6 +65,14 @@ def target_size_option(text: str) -> int:
         return parse_size(text)
     except ValueError as exc:
         raise SsdlabError(f"--target-size: {exc}") from None
+
+
+def output_path(text: str) -> Path:
+    """An option naming where results or reports go; refused when empty, which a path
+    would read as the current directory (an unset ``$OUT`` in a script)."""
+    if not text.strip():
+        raise typer.BadParameter("is empty; name a path ('.' for the current directory)")
+    return Path(text)
 
 
 @functools.cache

@@ -12,7 +12,7 @@ import typer
 from rich.markup import escape
 
 from ..errors import SsdlabError
-from . import app, stderr, target_size_option
+from . import app, output_path, stderr, target_size_option
 
 if TYPE_CHECKING:
     from ..act.run import ActTrials
@@ -35,7 +35,10 @@ class TableFormat(StrEnum):
 
 
 Load = Annotated[float, typer.Option(help="Multiple of the 1x load (2000 reads/s, 1000 writes/s).")]
-Out = Annotated[Path, typer.Option("--out", "-o", help="Results directory (re-run to resume).")]
+Out = Annotated[
+    Path,
+    typer.Option("--out", "-o", parser=output_path, help="Results directory (re-run to resume)."),
+]
 Target = Annotated[
     Path | None,
     typer.Option(help="File (created if missing) or block device. Default: a temporary file."),
@@ -317,7 +320,10 @@ def latency(
 def import_(
     log: Annotated[Path, typer.Argument(help="ACT 6.x act_storage log (its stdout).")],
     out: Annotated[
-        Path, typer.Option("--out", "-o", help="Results directory: new, or one to add to.")
+        Path,
+        typer.Option(
+            "--out", "-o", parser=output_path, help="Results directory: new, or one to add to."
+        ),
     ],
     slice_: Annotated[int, typer.Option("--slice", min=1, help="Slice length in seconds.")] = 3600,
     load: Annotated[

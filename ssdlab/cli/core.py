@@ -17,7 +17,7 @@ from rich.markup import escape
 
 from ..console import plural
 from ..errors import SsdlabError
-from . import app, stderr, suites_app, target_size_option
+from . import app, output_path, stderr, suites_app, target_size_option
 
 if TYPE_CHECKING:
     from rich.progress import Progress
@@ -47,7 +47,9 @@ def run(
     suite: Annotated[
         str, typer.Argument(help="Built-in suite name or a suite file (.toml/.yaml).")
     ],
-    out: Annotated[Path, typer.Option("--out", "-o", help="Results directory.")],
+    out: Annotated[
+        Path, typer.Option("--out", "-o", parser=output_path, help="Results directory.")
+    ],
     target: Annotated[
         list[Path] | None,
         typer.Option(
@@ -355,7 +357,12 @@ def import_(
     paths: Annotated[list[Path], typer.Argument(help="fio output files or directories.")],
     out: Annotated[
         Path,
-        typer.Option("--out", "-o", help="New results directory (with --each: their parent)."),
+        typer.Option(
+            "--out",
+            "-o",
+            parser=output_path,
+            help="New results directory (with --each: their parent).",
+        ),
     ],
     label: Annotated[str | None, typer.Option(help="Name of the drive/target in reports.")] = None,
     strict: Annotated[

@@ -127,6 +127,12 @@ def print_plan(plan: Plan) -> None:
         )
     if plan.scale != 1:
         planned += f" (scale {plan.scale:g})"
+    if capped := [s for s in suite.all_steps() if s.loops and s.runtime_s]:
+        caps = "its time cap" if len(capped) == 1 else "their time caps"
+        planned += (
+            f", counting {plural(len(capped), 'size-based step')} at {caps} "
+            "(each ends when its bytes are written)"
+        )
     lines.append(f"{count}, {planned}")
     for line in lines:
         console.print(escape(line.rstrip(": ")))

@@ -13,7 +13,7 @@ from rich.markup import escape
 
 from ..console import plural
 from ..errors import InputError, SsdlabError
-from . import app, stderr
+from . import app, output_path, stderr
 
 Figures = Annotated[
     Path | None,
@@ -44,9 +44,9 @@ def report(
     results_dirs: Annotated[
         list[Path], typer.Argument(help="Results directory; two or more for a comparison.")
     ],
-    output: Annotated[Path, typer.Option("--output", "-o", help="HTML file to write.")] = Path(
-        "report.html"
-    ),
+    output: Annotated[
+        Path, typer.Option("--output", "-o", parser=output_path, help="HTML file to write.")
+    ] = Path("report.html"),
     title: Annotated[str | None, typer.Option(help="Report title.")] = None,
     subject: Annotated[
         str | None,
@@ -157,7 +157,9 @@ def report(
 @app.command()
 def batch(
     results_root: Annotated[Path, typer.Argument(help="Directory holding results directories.")],
-    output: Annotated[Path, typer.Option("--output", "-o", help="Directory for the reports.")],
+    output: Annotated[
+        Path, typer.Option("--output", "-o", parser=output_path, help="Directory for the reports.")
+    ],
     jobs: Annotated[
         int | None,
         typer.Option("--jobs", "-j", help="Reports rendered at once (default: CPUs, at most 4)."),

@@ -15,7 +15,7 @@ from rich.markup import escape
 
 from ..console import plural
 from ..errors import InputError
-from . import app, stderr
+from . import app, output_path, stderr
 
 if TYPE_CHECKING:
     import polars as pl
@@ -119,7 +119,9 @@ def smart_show(
 @smart_app.command("import")
 def smart_import(
     paths: Annotated[list[Path], typer.Argument(help="Files or trees of SMART captures.")],
-    out: Annotated[Path, typer.Option("--out", "-o", help="New results directory.")],
+    out: Annotated[
+        Path, typer.Option("--out", "-o", parser=output_path, help="New results directory.")
+    ],
     jobs: Annotated[
         int, typer.Option("--jobs", "-j", help="Processes reading the trees' top-level folders.")
     ] = 1,
@@ -143,9 +145,9 @@ def smart_import(
 @smart_app.command("report")
 def smart_report(
     history: Annotated[Path, typer.Argument(help="A directory 'ssdlab smart import' wrote.")],
-    output: Annotated[Path, typer.Option("--output", "-o", help="HTML file to write.")] = Path(
-        "fleet-endurance.html"
-    ),
+    output: Annotated[
+        Path, typer.Option("--output", "-o", parser=output_path, help="HTML file to write.")
+    ] = Path("fleet-endurance.html"),
     title: Annotated[str | None, typer.Option(help="Report title.")] = None,
     keep_notebook: Annotated[
         bool, typer.Option("--keep-notebook", help="Keep the executed notebook beside it.")

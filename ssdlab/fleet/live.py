@@ -38,7 +38,7 @@ from .hosts import DEFAULT_PORT, LOCAL_LINK, Host, LocalTarget
 
 #: fio's command header (server.h ``struct fio_net_cmd``): version, opcode, flags, tag,
 #: pdu_len, cmd_crc16, pdu_crc16; little-endian on the wire
-_HEADER = struct.Struct("<HHIQIHH")
+FIO_HEADER = struct.Struct("<HHIQIHH")
 FIO_NET_CMD_ETA = 9
 #: ``struct jobs_eta`` by fio's protocol version (``FIO_SERVER_VER``; 97: fio 3.33): the
 #: counts of jobs, m_rate, t_rate, rate (KiB/s), m_iops, t_iops, iops, pad, elapsed_sec,
@@ -83,17 +83,17 @@ class EtaReader:
         if self.stopped:
             return
         self._buffer += data
-        while len(self._buffer) >= _HEADER.size:
-            version, opcode, _, _, pdu_len, _, _ = _HEADER.unpack_from(self._buffer)
+        while len(self._buffer) >= FIO_HEADER.size:
+            version, opcode, _, _, pdu_len, _, _ = FIO_HEADER.unpack_from(self._buffer)
             if version not in _JOBS_ETA:
                 self.stopped = True
                 self._buffer.clear()
                 return
-            end = _HEADER.size + pdu_len
+            end = FIO_HEADER.size + pdu_len
             if len(self._buffer) < end:
                 return
             if opcode == FIO_NET_CMD_ETA and (
-                status := parse_eta(version, bytes(self._buffer[_HEADER.size : end]))
+                status := parse_eta(version, bytes(self._buffer[FIO_HEADER.size : end]))
             ):
                 self._on_status(status)
             del self._buffer[:end]

@@ -64,7 +64,14 @@ from ..execute import Display, FleetHook, RunHook, RunInterrupted, StepExecutor
 from ..fio import fio_version
 from ..manifest import Manifest, TargetInfo, now
 from ..progress import RunDisplay
-from ..runner import OnError, SuiteSteps, check_fits, check_job_files, default_file_size
+from ..runner import (
+    OnError,
+    SuiteSteps,
+    check_fits,
+    check_job_files,
+    default_file_size,
+    suite_jobs,
+)
 from ..session import guard_run, open_manifest, stamp, target_differences
 from ..suite import Rounds, Step, Suite, Sweep
 from ..sysinfo import HostInfo
@@ -341,7 +348,7 @@ def run_fleet(
                 )
         sized = _with_filesize(suite, file_bytes)  # fio lays out a writing suite's files
         if reached:  # every job file parsed by this machine's fio before any host runs one
-            problems = check_job_files(sized, targets[reached[0]].path)
+            problems = check_job_files(suite_jobs(sized, targets[reached[0]].path))
             if problems:
                 more = f" (and {plural(len(problems) - 1, 'other step')})" * (len(problems) > 1)
                 raise SsdlabError(problems[0] + more)

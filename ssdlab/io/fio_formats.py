@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..errors import InputError, SsdlabError
-from ..formats import FORMATS, HEAD_BYTES, Format, Probe, sniffs
+from ..formats import FORMATS, HEAD_BYTES, Format, Probe, sniffed
 from .fio_bins import GROUPS
 from .fio_json import FioJson, FioRows, read_fio_json
 from .fio_log import LOG_ROW, read_fio_log
@@ -67,22 +67,21 @@ class Recognise:
     formats alone, :func:`sniff` judges the bytes: no :class:`Probe` per file."""
 
     def __init__(self, formats: Sequence[Format[Any]]) -> None:
-        self.formats = list(reversed(formats))
+        self.formats = formats
         own = [fmt for fmt, _ in OWN]
         self.own_only = len(formats) == len(own) and all(map(operator.is_, formats, own))
 
     def __call__(self, path: str, data: bytes, whole: bool) -> tuple[str, Format[Any] | None]:
         """``data``: the file's bytes (``whole``) or its first bytes. InputError when a
         format's ``sniff`` finds the file unreadable (a ``sniff`` that fails otherwise is a
-        warning, :func:`~ssdlab.formats.sniffs`)."""
+        warning, :func:`~ssdlab.formats.sniffed`)."""
         if self.own_only:
             return sniff(data) or "", None
         probe = Probe.of_bytes(path, data) if whole else Probe(Path(path), data[:HEAD_BYTES])
-        for fmt in self.formats:
-            if sniffs(fmt, probe):
-                kind = next((kind for own, kind in OWN if own is fmt), None)
-                return (kind, None) if kind else ("json", fmt)
-        return "", None
+        if (fmt := sniffed(probe, self.formats)) is None:
+            return "", None
+        kind = next((kind for own, kind in OWN if own is fmt), None)
+        return (kind, None) if kind else ("json", fmt)
 
 
 def fio_rows(fio: FioJson) -> FioRows:

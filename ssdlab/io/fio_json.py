@@ -24,7 +24,7 @@ import polars as pl
 
 from ..errors import InputError
 from ..units import parse_size, percentile_name
-from ..vocab import DIRECTIONS, RW_DIRECTIONS, RWMIXREAD_DEFAULT, base_rw
+from ..vocab import DIRECTIONS, MIXED_BS_OPTIONS, RW_DIRECTIONS, RWMIXREAD_DEFAULT, base_rw
 from .fio_bins import GROUPS, PLAT_VAL
 from .text import json_error, read_bytes
 
@@ -178,13 +178,10 @@ def _options(glob: dict[str, str] | list[dict[str, str]], job: dict[str, str]) -
     return {**glob, **job}
 
 
-#: options that give a job several block sizes (its ``bs`` then means nothing)
-MIXED_BS_OPTIONS = ("bssplit", "bsrange", "blocksize_range")
-
-
 def _bs_for(options: dict[str, str], direction: str, where: str) -> int | None:
     """Block size in bytes for one direction of fio's ``bs`` (``4k``, ``4k,64k``; fio's
-    default 4k when absent); None when the job mixes sizes (:data:`MIXED_BS_OPTIONS`)."""
+    default 4k when absent); None when the job mixes sizes
+    (:data:`~ssdlab.vocab.MIXED_BS_OPTIONS`)."""
     if any(options.get(key) for key in MIXED_BS_OPTIONS):
         return None
     value = options.get("bs") or options.get("blocksize")
@@ -347,9 +344,10 @@ def _job_rows(
         reported: dict[float, float] = {}
         for stat in ("lat", "clat", "slat"):
             lat, scale, lw = _latency(d, stat, dw)
-            for key in ("min", "mean", "max", "stddev"):
-                row[f"{stat}_{key}_ns"] = _number(lat, key, lw, scale)
-            row[f"{stat}_samples"] = _count(lat, "N", lw)
+            samples = _count(lat, "N", lw)
+            for key in ("min", "mean", "max", "stddev"):  # fio writes 0s when it has none
+                row[f"{stat}_{key}_ns"] = None if samples == 0 else _number(lat, key, lw, scale)
+            row[f"{stat}_samples"] = samples
             for key, value in _object(lat, "percentile", lw).items():
                 try:
                     percentile = float(key)
@@ -608,8 +606,13 @@ def fio_frames(results: list[FioRows], ids: list[dict[str, Any]] | None = None) 
         out = out.cast(schema)  # type: ignore[arg-type]
         return with_ids(out, out["owner"]).drop("owner")
 
+    jobs = frame("jobs", None)
     return FioJson(
-        jobs=frame("jobs", None),
+        jobs=jobs.with_columns(  # a latency no job has samples of is null throughout
+            pl.col(c).cast(pl.Float64)
+            for c, t in jobs.schema.items()
+            if c.endswith("_ns") and t == pl.Null
+        ),
         percentiles=frame("percentiles", _PCT_SCHEMA),
         bins=bins(),
         aggregate=frame("aggregate", None),

@@ -65,11 +65,29 @@ def setup_section(drive: DriveAnalysis) -> Section:
             f"The target was preconditioned by {len(fills)} size-based write step(s) "
             f"({written} written) before the measurements."
         )
+        sentences += _short_fills(filled, summary)
     damaged = [
         f"Left out, as a file is missing or could not be read: {damage}."
         for damage in drive.results.damaged
     ]
     return Section(sentences + _interrupted(summary) + damaged, parts)
+
+
+def _short_fills(filled: pl.DataFrame, summary: pl.DataFrame) -> list[str]:
+    """A sentence per preconditioning step that ended at its time cap with less written than
+    its passes plan (:func:`~ssdlab.analysis.fill.cut_at_cap`; an interrupted step has its
+    own sentence)."""
+    stopped = set(summary.filter(pl.col("status") == "interrupted")["step_index"].to_list())
+    short = filled.filter(pl.col("cut_at_cap") & ~pl.col("step_index").is_in(stopped))
+    return [
+        f"{step} ended at its time cap ({format_duration(runtime_s)}) having written "
+        f"{format_bytes(io_bytes)} of its planned {format_bytes(planned)} "
+        f"({io_bytes / planned:.0%}): the drive is not preconditioned as the suite means, so "
+        "the figures after it may not be those of a preconditioned drive."
+        for step, planned, io_bytes, runtime_s in short.select(
+            "step", "planned_bytes", "io_bytes", "runtime_s"
+        ).iter_rows()
+    ]
 
 
 def _interrupted(summary: pl.DataFrame) -> list[str]:
