@@ -203,7 +203,11 @@ def check_job_files(jobs: list[tuple[str, str]], *, binary: str | None = None) -
 
 def step_headline(step_dir: Path, fio: FioJson) -> str:
     """A step's result in one line; InputError when unusable (:func:`result_jobs`)."""
-    jobs = result_jobs(fio, step_dir / FIO_JSON)
+    return _headline(result_jobs(fio, step_dir / FIO_JSON))
+
+
+def _headline(jobs: pl.DataFrame) -> str:
+    """:func:`step_headline` of a step's :func:`result_jobs`."""
     iops = float(jobs["iops"].sum())
     bw = float(jobs["bw_bytes_s"].sum())
     p99 = jobs["clat_p99_ns"].max()
@@ -416,13 +420,13 @@ class SuiteSteps:
         short: list[str] = []  # a size-based step that ended at its time cap
 
         def inspect(directory: Path, fio: FioJson) -> str:
-            headline = step_headline(directory, fio)
             jobs = result_jobs(fio, directory / FIO_JSON)
+            headline = _headline(jobs)
             if record.load is not None:
                 headline += _judge_load(record, float(jobs["iops"].fill_null(0).sum()))
             written = int(jobs["io_bytes"].sum())
-            runtime_s = float(jobs["runtime_s"].max())
-            if planned := cut_at_cap(step, target.size_bytes, written, runtime_s):
+            planned = fio_options.planned_io_bytes(step, target.size_bytes)
+            if planned and cut_at_cap(planned, step.runtime_s, written, jobs["runtime_s"].max()):
                 short.append(
                     f"{format_bytes(written)} of its planned {format_bytes(planned)} written "
                     f"({written / planned:.0%})"

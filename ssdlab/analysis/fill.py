@@ -17,7 +17,6 @@ import polars as pl
 
 from ..fio_options import planned_io_bytes
 from ..manifest import Manifest
-from ..suite import Step
 from .endurance import jesd219_steps
 from .pts import step_series, wsat_steps
 from .recovery import fio_seconds, first_run
@@ -153,15 +152,16 @@ def preconditioning_steps(steps: pl.DataFrame, fills: set[int], manifest: Manife
     return fills - saturation - jesd219_steps(manifest)
 
 
-def cut_at_cap(step: Step, target_bytes: int | None, io_bytes: int, runtime_s: float) -> int | None:
-    """The bytes the size-based ``step`` planned (:func:`~ssdlab.fio_options.planned_io_bytes`)
-    when it moved fewer (``io_bytes``, its directions summed) in a fio runtime of at least
-    :data:`CAP_REACHED` of its ``runtime_s`` cap: it ended at the cap, not at its bytes;
-    else None (it ran to its end, stopped early, or its plan is not known)."""
-    planned = planned_io_bytes(step, target_bytes)
-    if planned is None or io_bytes >= planned or step.runtime_s is None:
-        return None
-    return planned if runtime_s >= CAP_REACHED * step.runtime_s else None
+def cut_at_cap(
+    planned_bytes: int | None, cap_s: float | None, io_bytes: int, runtime_s: float
+) -> bool:
+    """Whether a size-based step planning ``planned_bytes``
+    (:func:`~ssdlab.fio_options.planned_io_bytes`; None: not known) ended at its time cap
+    ``cap_s``: it moved fewer (``io_bytes``, its directions summed) in a fio runtime of at
+    least :data:`CAP_REACHED` of the cap (not: it ran to its end or was stopped early)."""
+    if planned_bytes is None or cap_s is None or io_bytes >= planned_bytes:
+        return False
+    return runtime_s >= CAP_REACHED * cap_s
 
 
 def fill_totals(steps: pl.DataFrame, fills: set[int], manifest: Manifest) -> pl.DataFrame:
@@ -195,7 +195,7 @@ def fill_totals(steps: pl.DataFrame, fills: set[int], manifest: Manifest) -> pl.
         )
     )
     cut = [
-        cut_at_cap(workloads[index], target_bytes, io_bytes, runtime_s) is not None
+        cut_at_cap(planned[index], workloads[index].runtime_s, io_bytes, runtime_s)
         for index, io_bytes, runtime_s in totals.select(
             "step_index", "io_bytes", "runtime_s"
         ).iter_rows()
