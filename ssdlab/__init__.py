@@ -4,7 +4,16 @@ The public names are imported on first use, so ``import ssdlab`` (and the comman
 starts without loading polars, DuckDB or the runner.
 """
 
-from __future__ import annotations
+import sys
+
+# First, before any import the working directory could supply (``__future__``, ``typing``...):
+# ``python -m ssdlab`` (runpy imports the package while ``sys.argv`` is ``["-m"]``) puts the
+# working directory, maybe a results directory, first on sys.path. A library import keeps it.
+if sys.argv[:1] == ["-m"] and sys.path:
+    import os
+
+    if os.path.realpath(sys.path[0] or ".") == os.path.realpath("."):
+        del sys.path[0]
 
 from typing import TYPE_CHECKING
 

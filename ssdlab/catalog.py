@@ -27,6 +27,10 @@ snapshot, read from the history's own Parquet), ``fleet_drives`` (one row per dr
 history: :func:`~ssdlab.analysis.fleet_endurance.drive_endurance`, cached like the frames)
 and the table ``fleet_models`` (:func:`~ssdlab.analysis.fleet_endurance.model_endurance` of
 every history's drives together). Histories that cannot be read are listed in ``skipped``.
+
+``query(root, sql)`` (``ssdlab sql``) runs one query over the same views, read-only: only a
+SELECT statement runs, and DuckDB's configuration is locked with external access off and only
+the views' Parquet files allowed, so no query writes, attaches, installs or reads other files.
 """
 
 from __future__ import annotations
@@ -34,7 +38,8 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import io
-import os
+import re
+from collections.abc import Callable, Iterable
 from pathlib import Path
 
 import duckdb
@@ -43,6 +48,7 @@ import polars as pl
 from . import __version__
 from .analysis.fleet_endurance import drive_endurance, model_endurance
 from .atomic import write_bytes_atomic
+from .discover import find_marked
 from .errors import InputError, SsdlabError
 from .layout import (
     CATALOG_DATABASE,
@@ -102,34 +108,6 @@ CORE_FRAMES = (
     "rounds",
     "steady_state",
 )
-
-
-def find_results(root: Path | str, exclude: tuple[Path, ...] = ()) -> list[Path]:
-    """Results directories (holding ``manifest.json``) at or below ``root``, sorted.
-
-    Hidden directories, directories inside a results directory and ``exclude`` are skipped.
-    """
-    return _find(Path(root), exclude)[MANIFEST]
-
-
-def _find(root: Path, exclude: tuple[Path, ...] = ()) -> dict[str, list[Path]]:
-    """Results directories and SMART histories at or below ``root``, by the file marking
-    them (``manifest.json``, ``smart_history.json``), sorted; nothing inside either."""
-    if not root.is_dir():
-        raise InputError(f"{root}: no such directory")
-    excluded = {p.resolve() for p in exclude}
-    found: dict[str, list[Path]] = {MANIFEST: [], SMART_HISTORY: []}
-    for dirpath, dirnames, filenames in os.walk(root):
-        path = Path(dirpath)
-        marker = next((m for m in found if m in filenames), None)
-        if marker is not None:
-            found[marker].append(path)
-            dirnames.clear()
-            continue
-        dirnames[:] = sorted(
-            d for d in dirnames if not d.startswith(".") and (path / d).resolve() not in excluded
-        )
-    return {marker: sorted(paths) for marker, paths in found.items()}
 
 
 def _key(root: Path, results_dir: Path, marker: str = MANIFEST) -> str:
@@ -208,7 +186,7 @@ def sync(root: Path | str) -> tuple[Path, list[tuple[str, str]]]:
     results directories that could not be loaded (relative path, error)."""
     root = Path(root)
     frames_dir = catalog_frames(root)
-    found = _find(root)
+    found = find_marked(root)
     current = {d: _key(root, d) for d in found[MANIFEST]}
     histories = {d: _key(root, d, SMART_HISTORY) for d in found[SMART_HISTORY]}
     valid = set(current.values()) | set(histories.values())
@@ -266,31 +244,75 @@ def _sync_histories(
 
 
 def _quoted(text: str) -> str:
+    """``text`` as an SQL string literal."""
     return "'" + text.replace("'", "''") + "'"
 
 
-def _history_views(con: duckdb.DuckDBPyConnection, root: Path, frames_dir: Path) -> None:
+def _ident(name: str) -> str:
+    """``name`` as an SQL identifier (a view's name)."""
+    return '"' + name.replace('"', '""') + '"'
+
+
+_GLOB = re.compile(r"[][*?]")
+
+
+def _escaped(path: Path) -> str:
+    """``path`` as ``read_parquet`` reads it as named: DuckDB takes ``[ ] * ?`` in it as a
+    glob (``lab[1]`` would read ``lab1``), so each is bracketed (``[[]``); a path with a
+    backslash cannot be (DuckDB's globs never match one): an error names it."""
+    text = str(path)
+    if not _GLOB.search(text):
+        return text
+    if "\\" in text:
+        raise SsdlabError(
+            f"{text}: DuckDB cannot read a path holding both a backslash and one of "
+            "[ ] * ?: rename the directory"
+        )
+    return _GLOB.sub(r"[\g<0>]", text)
+
+
+def _files(paths: Iterable[Path]) -> str:
+    """The SQL list of files ``read_parquet`` reads as named (:func:`_escaped`)."""
+    return "[" + ", ".join(_quoted(_escaped(path)) for path in paths) + "]"
+
+
+def _history_views(con: duckdb.DuckDBPyConnection, root: Path, frames_dir: Path) -> list[Path]:
     """The ``smart_history`` view over every readable history's own Parquet, and the table
-    ``fleet_models`` of every history's drives."""
-    selects = [f"select * from read_parquet({_quoted(str(frames_dir / HISTORY / CATALOG_EMPTY))})"]
+    ``fleet_models`` of every history's drives; the files the view reads."""
+    empty = frames_dir / HISTORY / CATALOG_EMPTY
+    files = [empty]
+    selects = [f"select * from read_parquet({_files([empty])})"]
     for drives in cached_frames(frames_dir, "fleet_drives", "[!_]*"):
-        for relative in pl.read_parquet(drives, columns=["history_dir"])["history_dir"].unique():
-            frame = str(frame_file(root / relative, HISTORY))
+        history_dirs = pl.read_parquet(drives, columns=["history_dir"], glob=False)
+        for relative in history_dirs["history_dir"].unique():
+            frame = frame_file(root / relative, HISTORY)
+            files.append(frame)
             selects.append(
-                f"select *, {_quoted(relative)} as history_dir from read_parquet({_quoted(frame)})"
+                f"select *, {_quoted(relative)} as history_dir from read_parquet({_files([frame])})"
             )
-    con.execute(f'create or replace view "{HISTORY}" as ' + " union all by name ".join(selects))
-    models = model_endurance(pl.scan_parquet(cached_frame(frames_dir, "fleet_drives", "*")))
+    con.execute(
+        f"create or replace view {_ident(HISTORY)} as " + " union all by name ".join(selects)
+    )
+    drives = pl.scan_parquet(cached_frames(frames_dir, "fleet_drives"), glob=False)
+    models = model_endurance(drives)
     con.register("_fleet_models", models)
     con.execute("create or replace table fleet_models as select * from _fleet_models")
     con.unregister("_fleet_models")
+    return files
 
 
 def catalog(root: Path | str, *, database: Path | str | None = None) -> duckdb.DuckDBPyConnection:
     """A DuckDB connection with one view per frame over every results directory under
     ``root`` (see the module docstring). ``database`` defaults to the catalog's own file;
     ``":memory:"`` keeps it in memory."""
-    root = Path(root)
+    return _open(Path(root), database)[0]
+
+
+def _open(
+    root: Path, database: Path | str | None
+) -> tuple[duckdb.DuckDBPyConnection, list[Path], list[tuple[str, str]]]:
+    """:func:`catalog`'s connection, the files its views read and the results directories
+    (and histories) it skipped (relative path, error)."""
     frames_dir, skipped = sync(root)
     path = str(database or root / CATALOG_DIR / CATALOG_DATABASE)
     try:
@@ -309,18 +331,112 @@ def catalog(root: Path | str, *, database: Path | str | None = None) -> duckdb.D
         "select view_name from duckdb_views() where not internal and schema_name = 'main'"
     ).fetchall():
         if name not in present:
-            con.execute(f'drop view "{name}"')
-    for name in sorted(present):
-        pattern = str(cached_frame(frames_dir, name, "*")).replace("'", "''")
+            con.execute(f"drop view {_ident(name)}")
+    files = []
+    for name in sorted(present):  # the files as listed: no glob of a path DuckDB could misread
+        frames = cached_frames(frames_dir, name)
+        files += frames
         con.execute(
-            f'create or replace view "{name}" as select * from '
-            f"read_parquet('{pattern}', union_by_name = true)"
+            f"create or replace view {_ident(name)} as select * from "
+            f"read_parquet({_files(frames)}, union_by_name = true)"
         )
-    _history_views(con, root, frames_dir)
+    files += _history_views(con, root, frames_dir)
     problems = pl.DataFrame(
         skipped, schema={"results_dir": pl.String, "error": pl.String}, orient="row"
     )
     con.register("_skipped", problems)
     con.execute("create or replace table skipped as select * from _skipped")
     con.unregister("_skipped")
-    return con
+    return con, files, skipped
+
+
+def _one_line(exc: Exception) -> str:
+    """A DuckDB error's message without its ``LINE 1: ...`` excerpt, on one line."""
+    message = str(exc).split("\n\nLINE ")[0]
+    return " ".join(message.split())
+
+
+_COMMENTS = re.compile(r"--[^\n]*|/\*.*?\*/", re.DOTALL)
+
+
+def _one_query(sql: str) -> None:
+    """InputError unless ``sql`` is one query (a SELECT statement: ``select``, ``with``,
+    ``from``, ``values``, ``describe``, ``show``, ``summarize``)."""
+    try:
+        statements = duckdb.connect(":memory:").extract_statements(sql)
+    except duckdb.Error as exc:
+        raise InputError(f"SQL: {_one_line(exc)}") from None
+    if len(statements) != 1:
+        raise InputError(f"SQL: give one query, not {len(statements)} statements")
+    statement = statements[0]
+    if statement.type != duckdb.StatementType.SELECT:
+        words = _COMMENTS.sub(" ", statement.query).split()
+        raise InputError(
+            f"SQL: {(words[0] if words else statement.type.name).upper()} refused: the catalog "
+            "is read-only; only a query runs (select, with, from, values, describe, show, "
+            "summarize)"
+        )
+
+
+def _lock(con: duckdb.DuckDBPyConnection, files: list[Path]) -> None:
+    """From now on ``con`` reads no file but ``files`` (as named and as its views name them)
+    and writes none, loads no extension and cannot change that."""
+    allowed = sorted({text for path in files for text in (str(path), _escaped(path))})
+    con.execute(f"set allowed_paths = [{', '.join(map(_quoted, allowed))}]")
+    con.execute("set python_enable_replacements = false")  # no Python variable as a table
+    con.execute("set enable_external_access = false")
+    con.execute("set lock_configuration = true")
+
+
+def query(root: Path | str, sql: str, *, warn: Callable[[str], None] | None = None) -> pl.DataFrame:
+    """The result of one read-only SQL query over the views of :func:`catalog` (kept in
+    memory). ``warn`` is given each results directory or history that could not be loaded.
+
+    Only a SELECT statement runs (COPY, ATTACH, INSTALL, SET, PRAGMA... are refused), and
+    DuckDB reads no file but the views' Parquet, writes none and loads no extension (its
+    configuration is locked): ``read_csv('/etc/passwd')`` fails. INTERVAL columns are given
+    as text. InputError (one line) for any problem with the query."""
+    root = Path(root)
+    _one_query(sql)
+    if not any(find_marked(root).values()):
+        raise InputError(
+            f"{root}: no results directory ({MANIFEST}) or SMART history ({SMART_HISTORY}) "
+            "at or below it"
+        )
+    con, files, skipped = _open(root, ":memory:")
+    try:
+        for relative, error in skipped:
+            if warn is not None:
+                warn(f"{relative} left out: {error}")
+        _lock(con, files)
+        return _result(con, sql)
+    finally:
+        con.close()
+
+
+def _result(con: duckdb.DuckDBPyConnection, sql: str) -> pl.DataFrame:
+    """``sql``'s result as a frame (INTERVAL columns, which polars cannot hold, as text)."""
+    try:
+        relation = con.sql(sql)
+        kinds = [str(kind) for kind in relation.types]
+        if any("INTERVAL" in kind for kind in kinds):
+            relation = relation.project(
+                ", ".join(
+                    f"cast(#{i} as varchar) as {_ident(name)}" if "INTERVAL" in kind else f"#{i}"
+                    for i, (name, kind) in enumerate(
+                        zip(relation.columns, kinds, strict=True), start=1
+                    )
+                )
+            )
+        return relation.pl()
+    except duckdb.CatalogException as exc:
+        views = con.execute(
+            "select table_name from duckdb_tables() where not internal union "
+            "select view_name from duckdb_views() where not internal order by 1"
+        ).fetchall()
+        names = ", ".join(name for (name,) in views)
+        raise InputError(f"SQL: {_one_line(exc)} (the views: {names})") from None
+    except duckdb.PermissionException as exc:
+        raise InputError(f"SQL: {_one_line(exc)} (ssdlab sql reads its views only)") from None
+    except (duckdb.Error, pl.exceptions.PolarsError) as exc:
+        raise InputError(f"SQL: {_one_line(exc)}") from None

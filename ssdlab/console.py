@@ -61,6 +61,20 @@ def lossy_stderr() -> Console:
     return Console(file=LossyStream(lambda: sys.stderr))  # type: ignore[arg-type]
 
 
+#: the width of a console writing to a pipe or file: no line is cut
+UNLIMITED_WIDTH = 100_000
+
+
+def stdout_console(file: TextIO | None = None) -> Console:
+    """A console for tables on stdout (or ``file``): as wide as the terminal (``COLUMNS``
+    when set); writing to a pipe or file, no width is imposed (lines stay whole for the
+    program reading them, as ``ls`` and ``git`` keep theirs)."""
+    console = Console(file=file, highlight=False)
+    if not console.is_terminal:
+        console.width = UNLIMITED_WIDTH
+    return console
+
+
 def plural(count: int, word: str, words: str | None = None) -> str:
     """``count`` and ``word`` in the number it takes: ``1 step``, ``2 steps``, ``0 hosts``
     (``words``: the plural when it is not ``word + "s"``)."""

@@ -2,15 +2,22 @@
 
 A device is writable only when nothing uses it and nothing on it looks like data: it is not
 the root file system, not swap, not mounted (itself, a partition or a holder), not
-read-only, has no partitions or holders (device mapper, LVM, md RAID), carries no
-signature ``wipefs`` recognises, and the kernel grants an exclusive open. Even then the user
-must name it: ``--destroy-data`` with its kernel name (``loop3`` or ``/dev/loop3``) or its
-serial number.
+read-only, has no partitions or holders (device mapper, LVM, md RAID) and no loop device
+attached to it, carries no signature ``wipefs`` recognises, and the kernel grants an
+exclusive open. The same holds for every block device beneath it, down to what finally holds
+its bytes (:func:`ssdlab.stack.resolve_stack`: a loop device's backing device, device-mapper
+and md slaves, a partition's disk), except that it may be held by the stack itself; and no
+other loop device may use a regular file at the bottom. Those files are for the caller to
+judge as file targets as well (:func:`ssdlab.stack.backing_files`). Even then the
+user must name the device: ``--destroy-data`` with its kernel name (``loop3`` or
+``/dev/loop3``) or its serial number.
 """
 
 from __future__ import annotations
 
+import contextlib
 import errno
+import fcntl
 import json
 import os
 import stat
@@ -22,10 +29,11 @@ from typing import Any, NamedTuple
 from pydantic import BaseModel, Field
 
 from .errors import SsdlabError
+from .stack import SYS_CLASS_BLOCK, attached_loops, device_node, device_number, resolve_stack
+from .units import format_capacity
 
 #: The command-line option that confirms a destructive run.
 CONFIRM_OPTION = "--destroy-data"
-SYS_CLASS_BLOCK = Path("/sys/class/block")
 LSBLK_COLUMNS = "NAME,KNAME,PATH,TYPE,SIZE,MODEL,SERIAL,REV,LOG-SEC,PHY-SEC,TRAN,RO,MOUNTPOINTS"
 #: What identifies a device a run started on (:func:`check_same`).
 IDENTITY = ("name", "model", "serial", "size_bytes")
@@ -33,6 +41,9 @@ IDENTITY = ("name", "model", "serial", "size_bytes")
 SWAP = "[SWAP]"
 #: sysfs files under /sys/class/block/<name>/device/ for what lsblk leaves empty (NVMe).
 _SYSFS_ATTRS = {"model": ("model",), "serial": ("serial",), "firmware": ("firmware_rev", "rev")}
+#: ioctl(BLKFLSBUF): drops a device's cached pages, which go stale while a device stacked on
+#: it keeps it open and its bytes change beneath (a write to its backing file).
+_BLKFLSBUF = 0x1261
 
 
 class DeviceInfo(BaseModel):
@@ -61,7 +72,7 @@ class DeviceInfo(BaseModel):
     def describe(self) -> str:
         """``loop, 64 MiB, model -, serial -``."""
         return (
-            f"{self.type}, {_human_bytes(self.size_bytes)}, model {self.model or '-'}, "
+            f"{self.type}, {format_capacity(self.size_bytes)}, model {self.model or '-'}, "
             f"serial {self.serial or '-'}"
         )
 
@@ -69,14 +80,7 @@ class DeviceInfo(BaseModel):
 class _Refusal(NamedTuple):
     short: str  # for a listing: "mounted at /mnt/x"
     explanation: str  # a paragraph for the user, after "Refusing to write to <path>: "
-
-
-def _human_bytes(n_bytes: int) -> str:
-    units = ("B", "KiB", "MiB", "GiB", "TiB", "PiB")
-    size, index = float(n_bytes), 0
-    while size >= 1024 and index < len(units) - 1:
-        size, index = size / 1024, index + 1
-    return f"{size:.1f}".removesuffix(".0") + f" {units[index]}"
+    beneath: bool = False  # about a device beneath it: ``short`` names the chain
 
 
 def _run(args: list[str]) -> str:
@@ -156,7 +160,15 @@ def check_readable(device_path: str | Path) -> DeviceInfo:
     return _device(nodes[0])
 
 
-def _signatures(path: str) -> list[dict[str, str]]:
+def _signatures(path: str, *, fresh: bool) -> list[dict[str, str]]:
+    """What wipefs finds on ``path``; ``fresh``: after dropping its cached pages."""
+    if fresh:
+        with contextlib.suppress(OSError):
+            fd = os.open(path, os.O_RDONLY | os.O_CLOEXEC)
+            try:
+                fcntl.ioctl(fd, _BLKFLSBUF)
+            finally:
+                os.close(fd)
     out = _run(["wipefs", "--no-act", "--json", "--output", "TYPE,USAGE,OFFSET", path])
     return json.loads(out)["signatures"] if out.strip() else []
 
@@ -171,13 +183,22 @@ def _exclusive_open_error(path: str) -> OSError | None:
     return None
 
 
-def _refusals(device: DeviceInfo) -> list[_Refusal]:
-    """Every reason not to write to ``device``, most fundamental first."""
-    nodes = list(device.tree())
+def _held_by(name: str, stack: set[str]) -> bool:
+    """Whether the block device ``name`` has holders, all of them devices of ``stack``."""
+    holders = {path.name for path in (SYS_CLASS_BLOCK / name / "holders").glob("*")}
+    return bool(holders) and holders <= stack
+
+
+def _device_refusals(device: DeviceInfo, stack: set[str], attached: list[str]) -> list[_Refusal]:
+    """Every reason not to write to ``device`` itself, most fundamental first. Holders in
+    ``stack`` (the devices being judged) are not held against it; ``attached`` are the other
+    loop devices attached to it."""
+    children = [c for c in device.children if c.type == "part" or c.name not in stack]
+    nodes = [device, *(node for child in children for node in child.tree())]
     mounts = [(n.name, m) for n in nodes for m in n.mountpoints if m != SWAP]
     swaps = [n.name for n in nodes if SWAP in n.mountpoints]
-    partitions = [c.name for c in device.children if c.type == "part"]
-    holders = [f"{c.name} ({c.type})" for c in device.children if c.type != "part"]
+    partitions = [c.name for c in children if c.type == "part"]
+    holders = [f"{c.name} ({c.type})" for c in children if c.type != "part"]
     where = "; ".join(f"{name} at {mount}" for name, mount in mounts)
     refusals = []
     if any(mount == "/" for _, mount in mounts):
@@ -233,6 +254,16 @@ def _refusals(device: DeviceInfo) -> list[_Refusal]:
                 "--remove, dmsetup remove) and try again.",
             )
         )
+    if attached:
+        loops = ", ".join(attached)
+        refusals.append(
+            _Refusal(
+                f"loop device {loops} attached",
+                f"the loop device {loops} is attached to it (losetup), so writing it changes "
+                f"what {loops} holds, perhaps a file system in use. Detach it (losetup "
+                f"--detach /dev/{attached[0]}) if nothing on it is needed, and try again.",
+            )
+        )
     if device.size_bytes == 0:
         refusals.append(
             _Refusal(
@@ -242,7 +273,7 @@ def _refusals(device: DeviceInfo) -> list[_Refusal]:
             )
         )
     try:
-        signatures = _signatures(device.path)
+        signatures = _signatures(device.path, fresh=not (mounts or swaps))
     except SsdlabError as exc:
         refusals.append(
             _Refusal(
@@ -267,7 +298,7 @@ def _refusals(device: DeviceInfo) -> list[_Refusal]:
                 )
             )
     error = _exclusive_open_error(device.path)
-    if error is not None and error.errno == errno.EBUSY:
+    if error is not None and error.errno == errno.EBUSY and not _held_by(device.name, stack):
         refusals.append(
             _Refusal(
                 "held open exclusively",
@@ -288,6 +319,57 @@ def _refusals(device: DeviceInfo) -> list[_Refusal]:
     return refusals
 
 
+def _refusals(device: DeviceInfo) -> list[_Refusal]:
+    """Every reason not to write to ``device``, then to each block device beneath it (naming
+    the chain that reaches it), most fundamental first."""
+    try:
+        layers = resolve_stack(device.name)
+        stack = {device.name} | {layer.name for layer in layers if layer.name}
+        beneath = [
+            (layer.chain, check_readable(device_node(layer.name))) for layer in layers if layer.name
+        ]
+        loops = attached_loops()
+        attached = [
+            [name for name in loops.get(("block", device_number(d.name)), []) if name not in stack]
+            for d in [device, *(lower for _, lower in beneath)]
+        ]
+    except SsdlabError as exc:
+        return [
+            *_device_refusals(device, {device.name}, []),
+            _Refusal(
+                "what lies beneath it cannot be told",
+                f"following what lies beneath it failed ({exc}), so whether writing it "
+                "reaches data cannot be judged. Run ssdlab as root, and look at the device "
+                "with lsblk and losetup --list.",
+            ),
+        ]
+    refusals = _device_refusals(device, stack, attached[0])
+    for (chain, lower), loops_on in zip(beneath, attached[1:], strict=True):
+        refusals += [
+            _Refusal(
+                f"{chain} -> {refusal.short}",
+                f"what it writes lands on {lower.path} beneath it ({chain}), and {lower.name} "
+                f"is refused: {refusal.explanation}",
+                beneath=True,
+            )
+            for refusal in _device_refusals(lower, stack, loops_on)
+        ]
+    for layer in layers:  # a file beneath it that another loop device uses as well
+        if layer.file and (others := [n for n in loops.get(layer.key, []) if n not in stack]):
+            names = ", ".join(others)
+            refusals.append(
+                _Refusal(
+                    f"{layer.chain} -> also used by loop device {names}",
+                    f"what it writes lands in {layer.file} ({layer.chain}), which the loop "
+                    f"device {names} uses as well, so writing it changes what {names} holds, "
+                    f"perhaps a file system in use. Detach it (losetup --detach "
+                    f"/dev/{others[0]}) if nothing on it is needed, and try again.",
+                    beneath=True,
+                )
+            )
+    return refusals
+
+
 def verdict(device: DeviceInfo) -> str:
     """``writable with --destroy-data loop3`` or ``refused: mounted at /mnt/x``."""
     refusals = _refusals(device)
@@ -302,7 +384,8 @@ def _refuse_unsafe(device_path: str | Path, device: DeviceInfo) -> str:
     if refusals := _refusals(device):
         first, *others = refusals
         also = f" Also: {'; '.join(r.short for r in others)}." if others else ""
-        raise SsdlabError(f"Refusing to write to {who}: {first.explanation}{also}")
+        head = f"{device_path} ({first.short})" if first.beneath else who
+        raise SsdlabError(f"Refusing to write to {head}: {first.explanation}{also}")
     return who
 
 

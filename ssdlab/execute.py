@@ -35,6 +35,7 @@ from .fio import FioStatus, run_fio
 from .io.fio_json import FioJson, read_fio_json
 from .layout import FIO_JSON, JOB_FILE, step_dir, step_dir_name
 from .manifest import Manifest, StepRecord, TargetInfo, now
+from .pipeline import fio_error
 from .session import save_manifest
 from .suite import Step
 from .target import check_unchanged, release_target
@@ -147,6 +148,12 @@ class FleetHook(Protocol):
         """The hook for one member (None: nothing to do there; a note says why)."""
 
     def finish(self) -> None: ...
+
+
+def job_error(jobs: pl.DataFrame) -> str | None:
+    """Why a step whose fio exited 0 failed all the same: a job that reported an error
+    (``continue_on_error``, a verify error; :func:`~ssdlab.pipeline.fio_error`), or None."""
+    return fio_error(jobs.filter(pl.col("error") != 0).to_dicts()) if jobs.height else None
 
 
 def no_io_error(step_dir: Path, jobs: pl.DataFrame, notes: list[str]) -> str | None:
@@ -281,7 +288,8 @@ class StepExecutor:
     ) -> tuple[Outcome, str | None, T | None]:
         """Run the fio ``job`` text as the step of ``record``: in its ``.partial`` directory,
         hooks around fio, then ``inspect(step_dir, result)`` of fio's result, read once (an
-        InputError becomes the step's error), the rename and the manifest update. Returns
+        InputError becomes the step's error; so does a job's error fio went on past,
+        :func:`job_error`), the rename and the manifest update. Returns
         fio's outcome, the error, what ``inspect`` returned."""
         final = step_dir(self.out, record)
         partial = final.with_name(final.name + ".partial")
@@ -306,8 +314,10 @@ class StepExecutor:
             if error is None or outcome.interrupted:  # fio's result, read once
                 try:
                     result = read_fio_json(partial / FIO_JSON)
-                    if error is None:
-                        error = no_io_error(partial, result.jobs, outcome.notes)
+                    if error is None:  # fio exits 0 after a job's error it went on past
+                        error = job_error(result.jobs) or no_io_error(
+                            partial, result.jobs, outcome.notes
+                        )
                     if error is None or outcome.interrupted:
                         inspected = inspect(partial, result)
                 except InputError as exc:

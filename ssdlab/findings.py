@@ -49,7 +49,8 @@ def _row_phrase(row: Mapping[str, Any], label: str) -> str:
 UNIT_WORDS = {"IOPS": "IOPS", "MB/s": "MB/s", "ns": "latency", "%": "%", "x": "load"}
 
 
-def _known(value: Any) -> bool:
+def is_known(value: Any) -> bool:
+    """Not None and not NaN."""
     return value is not None and value == value
 
 
@@ -95,7 +96,8 @@ def _plural(n: int, word: str) -> str:
     return f"{n:,} {word}" + ("es" if word.endswith(("x", "s", "ch", "sh")) else "s")
 
 
-def _and(items: Sequence[str], joint: str = "and") -> str:
+def and_list(items: Sequence[str], joint: str = "and") -> str:
+    """``a``, ``a and b``, ``a, b and c`` (or another ``joint``)."""
     items = list(items)
     if len(items) <= 1:
         return "".join(items)
@@ -173,7 +175,7 @@ def consistency(what: str, figures: Consistency) -> str:
     windows = _plural(figures.windows, "one-second window")
     ratio = (
         f" (the average is {figures.mean_over_stddev:,.1f}x the standard deviation)"
-        if _known(figures.mean_over_stddev) and figures.iops_stddev
+        if is_known(figures.mean_over_stddev) and figures.iops_stddev
         else ""
     )
     return (
@@ -208,9 +210,9 @@ def qd_scaling(points: pl.DataFrame) -> list[str]:
             continue
         at = marked.row(0, named=True)
         figures = format_value(at["value"], at["metric"])
-        if _known(at.get("clat_p99_ns")):
+        if is_known(at.get("clat_p99_ns")):
             figures += f", p99 latency {format_latency(at['clat_p99_ns'])}"
-        if _known(at.get("efficiency")) and at.get("efficiency_metric"):
+        if is_known(at.get("efficiency")) and at.get("efficiency_metric"):
             figures += f", {format_number(at['efficiency'])} {at['efficiency_metric']}"
         if at["qd"] < peak["qd"]:
             sentences.append(
@@ -246,7 +248,7 @@ def mix_sweeps(sweeps: pl.DataFrame, steps: pl.DataFrame | None = None) -> list[
     """
     sentences = []
     for row in sweeps.iter_rows(named=True):
-        if not all(_known(row[k]) for k in ("avg", "low")):
+        if not all(is_known(row[k]) for k in ("avg", "low")):
             continue
         metric = row["metric"]
         shares: list[int] = []
@@ -291,7 +293,7 @@ def latency_qos(table: pl.DataFrame, limit: int = 4) -> list[str]:
         f"{format_latency(row['clat_p99_99_ns'])}; the slowest took "
         f"{format_latency(row['clat_max_ns'])}."
         for row in table.head(limit).iter_rows(named=True)
-        if all(_known(row[c]) for c in ("clat_p99_ns", "clat_p99_99_ns", "clat_max_ns"))
+        if all(is_known(row[c]) for c in ("clat_p99_ns", "clat_p99_99_ns", "clat_max_ns"))
     ]
 
 
@@ -327,59 +329,12 @@ def power(steps: pl.DataFrame) -> list[str]:
     return sentences
 
 
-def _status(status: str) -> str:
-    return {"cant_keep_up": "could not keep up", "failed": "failed"}.get(
-        status, status.replace("_", " ")
-    )
-
-
-def act(trials: pl.DataFrame, slices: pl.DataFrame | None = None) -> list[str]:
-    """The ACT score (highest passing load) and the first failing load above it; with
-    ``slices`` (the ``act_slices`` frame) the reads/s are those asked of the drive, else
-    ACT's 1x rates (2,000 reads/s, 1,000 writes/s)."""
-    passed = trials.filter(pl.col("passed"))
-    if not passed.height:
-        lowest = trials.sort("load").row(0, named=True)
-        return [
-            f"No ACT load passed; the lowest tried, {lowest['load']:g}x, "
-            f"{_status(lowest['status'])} ({lowest['reason'] or 'no reason given'})."
-        ]
-    score = passed.sort("load").row(-1, named=True)
-    rate = act_read_rate(score, slices)
-    # ACT's 1x is 2,000 reads/s and 1,000 writes/s; a trial asked other rates names its reads
-    writes = f" and {1000 * score['load']:,.0f} writes/s" if rate == 2000 * score["load"] else ""
-    worst = score["max_pct_over_1ms"]
-    worst_text = f"; worst slice {worst:.2f} % of reads over 1 ms" if _known(worst) else ""
-    sentences = [
-        f"ACT score: {score['load']:g}x, the highest load that passed "
-        f"({rate:,.0f} reads/s{writes}{worst_text})."
-    ]
-    above = trials.filter(~pl.col("passed") & (pl.col("load") > score["load"])).sort("load")
-    if above.height:
-        fail = above.row(0, named=True)
-        sentences.append(
-            f"At {fail['load']:g}x the drive {_status(fail['status'])}: "
-            f"{fail['reason'] or 'over the limits'}."
-        )
-    return sentences
-
-
-def act_read_rate(trial: Mapping[str, Any], slices: pl.DataFrame | None) -> float:
-    """Reads/s asked of the drive in ``trial``: from its slices when known, else 1x = 2,000."""
-    if slices is not None and slices.height and "requested_read_rate" in slices.columns:
-        mine = slices.filter(pl.col("trial") == trial["trial"])["requested_read_rate"]
-        mine = mine.drop_nulls()
-        if mine.len():
-            return float(mine.max())
-    return 2000.0 * trial["load"]
-
-
 def endurance(waf: pl.DataFrame, items: pl.DataFrame) -> list[str]:
     """Whole-run write amplification (cumulative WAF frame) and, from the endurance table
     (``item``, ``value``, ``unit``), the rating against what the counters imply."""
     sentences = []
     last = waf.sort("step_index").row(-1, named=True) if waf.height else None
-    if last and last["cumulative_host_bytes"] and _known(last["cumulative_waf"]):
+    if last and last["cumulative_host_bytes"] and is_known(last["cumulative_waf"]):
         sentences.append(
             f"Over the run the host wrote {last['cumulative_host_bytes'] / 1e9:,.1f} GB and the "
             f"NAND {last['cumulative_nand_bytes'] / 1e9:,.1f} GB: a write amplification factor "
@@ -394,7 +349,7 @@ def endurance(waf: pl.DataFrame, items: pl.DataFrame) -> list[str]:
             ("projected life", "the projected life is", "years"),
             ("percent used", "it reports", "% of its life used"),
         )
-        if _known(known.get(item))
+        if is_known(known.get(item))
     ]
     if rating:
         sentences.append(f"Endurance: {'; '.join(rating)}.")
@@ -609,7 +564,7 @@ def like_for_like(differences: Iterable[Mapping[str, Any]]) -> list[str]:
         for drive, value in values.items():
             by_value.setdefault(value, []).append(drive)
         if d.get("listed", True):
-            ran = "; ".join(f"{_and(drives)}: {value}" for value, drives in by_value.items())
+            ran = "; ".join(f"{and_list(drives)}: {value}" for value, drives in by_value.items())
         else:  # settings and fio options: the table lists them
             ran = "each drive's is listed in the table below"
         sentence = f"Not like for like: different {d['parameter']} ({ran})"
@@ -630,51 +585,9 @@ def unknown_parameters(drives: Mapping[str, Sequence[str]]) -> list[str]:
     """Drives whose workload parameters were not recorded (imported results): compared on
     block size, mix and queue depth only."""
     return [
-        f"{drive}: the {_and(list(missing))} {'was' if len(missing) == 1 else 'were'} not "
+        f"{drive}: the {and_list(list(missing))} {'was' if len(missing) == 1 else 'were'} not "
         "recorded (imported results), so its measurements are matched on block size, mix and "
         "queue depth only."
         for drive, missing in drives.items()
         if missing
     ]
-
-
-def act_comparison(scores: pl.DataFrame, exceedances: pl.DataFrame) -> list[str]:
-    """ACT compared: each drive's score (the highest passing load and the reads/s it asks)
-    and, at loads two drives both ran, the worst slice's share of slow reads.
-
-    ``scores``: ``drive``, ``load``, ``reads_s``; ``exceedances``: ``load``, ``drive``,
-    ``threshold_ms``, ``limit_pct``, ``pct`` (the worst slice's reads at or over it).
-    """
-    sentences = []
-    if scores.height >= 2:
-        ranked = scores.sort("reads_s", "load", descending=True)
-        shown = _and(
-            [
-                f"{r['drive']} {r['load']:g}x ({r['reads_s']:,.0f} reads/s)"
-                for r in ranked.iter_rows(named=True)
-            ]
-        )
-        best, second = ranked.row(0, named=True), ranked.row(1, named=True)
-        if best["reads_s"] == second["reads_s"]:
-            verdict = f"{best['drive']} and {second['drive']} pass the same load"
-        else:
-            ratio = best["reads_s"] / second["reads_s"]
-            verdict = (
-                f"{best['drive']} sustains {ratio_phrase(ratio)} more load than {second['drive']}"
-                if ratio < 1.995
-                else f"{best['drive']} sustains {ratio_phrase(ratio)} the load of {second['drive']}"
-            )
-        sentences.append(f"ACT scores (highest passing load): {shown}; {verdict}.")
-    for (load, threshold), rows in exceedances.group_by(
-        "load", "threshold_ms", maintain_order=True
-    ):
-        rows = rows.unique("drive", keep="first", maintain_order=True).drop_nulls("pct")
-        if rows.height < 2 or rows["pct"].max() == 0:
-            continue
-        ranked = rows.sort("pct")
-        shown = _and([f"{r['drive']} {r['pct']:.2f} %" for r in ranked.iter_rows(named=True)])
-        sentences.append(
-            f"At {load:g}x, reads at or over {threshold:g} ms in the worst slice (limit "
-            f"{ranked['limit_pct'][0]:g} %, lower is better): {shown}."
-        )
-    return sentences

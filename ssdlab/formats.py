@@ -28,13 +28,15 @@ from pathlib import Path
 from typing import Any, Generic, TypeVar
 
 from .errors import InputError, SsdlabError
-from .io.text import parse_json, read_text
+from .io.text import parse_json, read_bytes, read_file, read_text, size_limit, too_large
 from .plugins import Plugins, origin_of, type_name
 
 R = TypeVar("R")
 
-#: Files up to this size are read whole to try them as JSON; larger ones are probed by head.
-PROBE_JSON_MAX_BYTES = 16 * 2**20
+#: Files up to this size are read whole to try them as JSON; larger ones are probed by head
+#: (and ``json_error`` says why they are not taken as JSON).
+PROBE_JSON_KIND = "JSON recognised by content"
+PROBE_JSON_MAX_BYTES = size_limit(PROBE_JSON_KIND)
 HEAD_BYTES = 64 * 1024
 
 
@@ -54,12 +56,7 @@ class Probe:
         path = Path(path)
         if not path.is_file():
             raise InputError(f"{path}: {'not a file' if path.exists() else 'no such file'}")
-        try:
-            with path.open("rb") as fh:
-                raw = fh.read(HEAD_BYTES)
-        except OSError as exc:
-            raise InputError(f"{path}: cannot read: {exc.strerror}") from None
-        return cls(path, raw)
+        return cls(path, read_bytes(path, HEAD_BYTES))  # a FIFO, a device: refused unread
 
     @classmethod
     def of_bytes(cls, path: str | Path, data: bytes) -> Probe:
@@ -81,13 +78,15 @@ class Probe:
 
     @cached_property
     def json(self) -> Any:
-        """The parsed document when the file is JSON (None otherwise; see ``json_error``)."""
+        """The parsed document when the file is JSON of at most :data:`PROBE_JSON_MAX_BYTES`
+        (None otherwise; see ``json_error``)."""
         if not self.head.lstrip().startswith(("{", "[")):
             return None
-        size = self.path.stat().st_size if self.data is None else len(self.data)
-        if size > PROBE_JSON_MAX_BYTES:
-            return None
         try:
+            if self.data is None:  # read once, within the limit
+                self.data = read_file(self.path, PROBE_JSON_KIND)[0]
+            elif len(self.data) > PROBE_JSON_MAX_BYTES:
+                raise too_large(self.path, len(self.data), PROBE_JSON_KIND)
             return parse_json(self.text, self.path)
         except InputError as exc:
             self.json_error = str(exc)

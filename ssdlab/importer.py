@@ -37,7 +37,6 @@ import contextlib
 import io
 import operator
 import os
-import re
 import shutil
 import stat
 import tempfile
@@ -53,13 +52,14 @@ from . import __version__
 from .atomic import fsync_dir, write_error
 from .errors import InputError
 from .formats import FORMATS, Format
-from .io.fio_formats import SNIFF_BYTES, Recognise, read_result
-from .io.fio_json import FioRows, parse_fio_json
+from .io.fio_formats import SNIFF_BYTES, Recognise, read_result, why_not_fio
+from .io.fio_json import JSON_KIND, FioRows, parse_fio_json
 from .io.fio_log import log_problem
-from .io.text import read_bytes
+from .io.text import check_utf8_path, read_bytes
 from .layout import FRAMES, MANIFEST, frame_file
 from .lock import results_lock
 from .logs import (
+    EXPECTED,
     MISSING_LOG,
     TIMESERIES_KINDS,
     JobLogs,
@@ -69,9 +69,12 @@ from .logs import (
 )
 from .manifest import Manifest, StepRecord, new_run_id, now
 from .pipeline import (
+    Lost,
     StepData,
     core_frames,
+    fio_error,
     latency_intervals_frame,
+    lost_rows,
     series_of,
     timeseries_frame,
 )
@@ -107,18 +110,13 @@ class ImportReport:
     results: int = 0
     logs: int = 0
     skipped: list[Skipped] = field(default_factory=list)
-
-
-def _why_not(head: bytes) -> str:
-    if not head.strip():
-        return "empty file"
-    if b"\0" in head:
-        return "binary file, not fio output"
-    if b"(groupid=" in head or re.search(rb"^fio-\d", head, re.MULTILINE):
-        return "fio normal-format text; import reads JSON (--output-format=json or json+) and logs"
-    if head.lstrip()[:1] in (b"{", b"["):
-        return 'JSON that is not fio output (no "fio version")'
-    return "not fio output (no fio JSON result or log rows)"
+    #: the results a job of which reported an error (fio's ``error``): failed steps
+    failed: list[Skipped] = field(default_factory=list)
+    #: why fio logs were not paired with a result, and how many
+    unpaired: dict[str, int] = field(default_factory=dict)
+    #: log rows left out of the time series for a reason the end of fio's logs does not
+    #: explain (all are counted in the manifest's notes)
+    notes: list[str] = field(default_factory=list)
 
 
 def walk_files(paths: Iterable[Path], out: Path) -> tuple[list[str], dict[str, str]]:
@@ -185,7 +183,7 @@ def _step_name(path: str, dirs: list[str]) -> str:
 
 def _series(
     logs: JobLogs, params: list[dict], on_status: Callable[[str], None] | None = None
-) -> tuple[pl.DataFrame, dict[str, str]]:
+) -> tuple[pl.DataFrame, dict[str, str], Lost]:
     """The time series of a batch of results' logs (run by the worker thread);
     ``on_status`` is told of each large per-I/O log read."""
     return series_of(logs, params, on_status and (lambda path: on_status(_reading(path))))
@@ -241,7 +239,9 @@ class _Import:
         self.incomplete: set[int] = set()  # steps whose time series are left out
         self.logs = JobLogs()  # read, not yet handed to the worker
         self.params: list[dict] = []
-        self.batches: list[tuple[Future[tuple[pl.DataFrame, dict[str, str]]], JobLogs, list]] = []
+        self.batches: list[tuple[Future[tuple[pl.DataFrame, dict[str, str], Lost]], JobLogs, list]]
+        self.batches = []
+        self.lost: Lost = {}  # log rows left out of the time series
 
     def skip(self, path: str, reason: str) -> None:
         if self.strict:
@@ -295,19 +295,26 @@ class _Import:
                 continue
             self.sniffed[path] = kind
             if not kind:
-                self.unknown[path] = _why_not(raw[:SNIFF_BYTES])
+                self.unknown[path] = why_not_fio(path, raw)
             elif kind == "json":
                 try:
                     if plugin is not None:
                         rows = read_result(plugin, path)
                     else:
-                        rows = parse_fio_json(raw if whole else read_bytes(Path(path)), Path(path))
+                        rows = parse_fio_json(
+                            raw if whole else read_bytes(Path(path), kind=JSON_KIND), Path(path)
+                        )
                 except InputError as exc:
                     self.skip(path, str(exc).removeprefix(f"{path}: "))
                     continue
                 self._result(path, rows)
 
     def _result(self, path: str, rows: FioRows) -> None:
+        """A JSON result: a step (a failed one when a job reported an error: its logs are
+        paired, not read), its logs read."""
+        error = fio_error(rows.jobs)
+        if error and self.strict:
+            raise InputError(f"{_shown(path)}: {error}")
         folder = os.path.dirname(path)
         logs, gaps = job_logs(rows.meta, folder, self.index)
         kept = {log.kind for log in logs}  # a kind with no log at all was not kept: no gap
@@ -315,10 +322,13 @@ class _Import:
         record = StepRecord(
             index=len(self.results) + 1,
             name=_step_name(path, self.dirs),
-            status="ok",
+            status="failed" if error else "ok",
+            error=error,
             sources=[path] + [log.path for log in logs],
         )
         self.results.append(StepData(record, rows, logs, missing=missing))
+        if error:
+            return
         for log in missing:
             if log.kind in TIMESERIES_KINDS:
                 self.skip(log.path, f"{MISSING_LOG}; step {record.name}'s time series left out")
@@ -372,10 +382,11 @@ class _Import:
             taken[n] = _series(logs, params, self.on_status)
         parts = []
         for n, (future, logs, _) in enumerate(self.batches):
-            part, bad = taken[n] if n in taken else future.result()
+            part, bad, lost = taken[n] if n in taken else future.result()
             parts.append(part)
             for path, reason in bad.items():
                 self.skip(path, reason)
+            self.lost |= lost
             self.partial |= logs.partial
         series = pl.concat(parts) if parts else _series(JobLogs(), [])[0]
         return series.filter(~pl.col("step_index").is_in(list(self.incomplete)))
@@ -401,6 +412,7 @@ def import_results(
     ``out`` as it was. ``formats``: the fio formats files are recognised by (default: the
     registry's, ``FORMATS.all("fio")``).
     """
+    check_utf8_path(out, "--out")
     new = not out.exists()
     with results_lock(out, "import"):
         if (out / MANIFEST).exists():  # checked under the lock: a finished import counts
@@ -446,11 +458,31 @@ def _import(
     if run.on_file:
         run.on_file(len(run.named), len(run.named))
     if not run.results:
-        raise InputError(f"no fio JSON result found under {', '.join(map(str, paths))}")
+        why = [
+            Skipped(Path(p), run.unknown.get(p) or NO_RESULT_NAMES)
+            for p in run.sniffed
+            if p not in run.skipped
+        ]
+        why = sorted([*why, *run.skipped.values()], key=lambda s: str(s.path))
+        shown = "; ".join(map(str, why[:3])) + (f" (and {len(why) - 3} more)" if why[3:] else "")
+        raise InputError(
+            f"no fio JSON result found under {', '.join(map(str, paths))}"
+            + (f": {shown}" if shown else "")
+        )
     claimed = {log.path for result in run.results for log in result.logs}
+    unpaired: dict[str, int] = {}
     for path, kind in run.sniffed.items():
         if path not in claimed and kind != "json":
             run.skip(path, run.unknown.get(path) or NO_RESULT_NAMES)
+            if kind:
+                unpaired[NO_RESULT_NAMES] = unpaired.get(NO_RESULT_NAMES, 0) + 1
+    steps = [s for s in run.results if s.record.status == "ok"]  # a failed one is left out
+    if not steps:
+        first = run.results[0].record
+        raise InputError(
+            f"every fio result under {', '.join(map(str, paths))} reported a job error "
+            f"(first: {_shown(first.sources[0])}: {first.error}); nothing to import"
+        )
 
     manifest = Manifest(
         run_id=new_run_id(),
@@ -465,7 +497,6 @@ def _import(
         ended=now(),
         steps=[s.record for s in run.results],
     )
-    steps = run.results
     frames = core_frames(manifest, steps)
     write_frames(out, frames)  # while the worker sums the last batches
     intervals = latency_intervals_frame(
@@ -476,9 +507,31 @@ def _import(
         f"{path}: last line cut short (fio stopped mid-write), dropped"
         for path in sorted(run.partial)
     ]
+    kept = {s.record.index for s in steps} - run.incomplete  # steps whose series are imported
+    owner = {log.path: s.record.index for s in steps for log in s.logs}
+    lost = [
+        (f"{path}: {lost_rows(reason, n)}", reason in EXPECTED)
+        for path, reasons in sorted(run.lost.items())
+        if owner[path] in kept
+        for reason, n in reasons.items()
+    ]
+    manifest.notes += [line for line, _ in lost]
     write_import(out, manifest, {"timeseries": series, "latency_intervals": intervals})
     skipped = sorted(run.skipped.values(), key=lambda s: str(s.path))
-    return ImportReport(out=out, results=len(run.results), logs=len(claimed), skipped=skipped)
+    failed = [
+        Skipped(Path(s.record.sources[0]), f"{s.record.error}; step {s.record.name} left out")
+        for s in run.results
+        if s.record.status == "failed"
+    ]
+    return ImportReport(
+        out=out,
+        results=len(run.results),
+        logs=len(claimed),
+        skipped=skipped,
+        failed=failed,
+        unpaired=unpaired,
+        notes=[line for line, expected in lost if not expected],
+    )
 
 
 def write_frames(out: Path, frames: dict[str, pl.DataFrame]) -> None:

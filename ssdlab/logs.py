@@ -2,15 +2,17 @@
 
 Pairing is by content: a job's ``write_bw_log``/``write_iops_log``/``write_lat_log``/
 ``write_hist_log`` options give the file prefix, and fio numbers the files by thread
-(``<prefix>_<type>.<thread>.log``, with ``.<host>`` appended in client/server runs). A job
-entry covers ``numjobs`` threads with ``group_reporting`` and one thread per clone without.
+(``<prefix>_<type>.<thread>.log``, with ``.<host>`` appended in client/server runs, or in
+pbench-fio's ``clients/<host>/`` without it). A job entry covers ``numjobs`` threads with
+``group_reporting`` and one thread per clone without. A thread's logs of one interval are
+paired into one window, and every row left out of a time series is counted.
 """
 
 from __future__ import annotations
 
 import os
 import re
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, NamedTuple
@@ -24,24 +26,16 @@ from .io.text import read_bytes
 
 #: log type -> the fio option naming its prefix
 LOG_OPTIONS = {
-    "iops": "write_iops_log",
-    "bw": "write_bw_log",
-    "clat": "write_lat_log",
-    "lat": "write_lat_log",
-    "slat": "write_lat_log",
-    "clat_hist": "write_hist_log",
-}
+    "iops": "write_iops_log", "bw": "write_bw_log", "clat": "write_lat_log", "lat": "write_lat_log",
+    "slat": "write_lat_log", "clat_hist": "write_hist_log",
+}  # fmt: skip
 TIMESERIES_KINDS = ("iops", "bw", "clat")
 #: the log columns :func:`timeseries` uses (``bs_bytes`` only of per-I/O logs)
 ROW_COLUMNS = ("time_ms", "value", "direction", "bs_bytes")
 TIMESERIES_SCHEMA = {
-    "job_index": pl.Int64,
-    "direction": pl.String,
-    "t_s": pl.Float64,
-    "iops": pl.Float64,
-    "bw_bytes_s": pl.Float64,
-    "clat_mean_ns": pl.Float64,
-}
+    "job_index": pl.Int64, "direction": pl.String, "t_s": pl.Float64, "iops": pl.Float64,
+    "bw_bytes_s": pl.Float64, "clat_mean_ns": pl.Float64,
+}  # fmt: skip
 _TRUE = {"1", "true", "yes", "on"}
 
 
@@ -131,41 +125,27 @@ class LogIndex:
         return self._dirs[directory].get((prefix, kind, host), [])
 
 
-class _JobLogSet(NamedTuple):
-    """The logs of one kind a job entry asks for: where fio writes them (``directory``,
-    file name ``prefix``), its thread numbers and host, and the (thread, file name) found."""
-
-    job_index: int
-    kind: str
-    threads: range
-    host: str | None
-    directory: str
-    prefix: str
-    found: list[tuple[int, str]]
-    options: dict[str, str]
+#: pbench-fio's folder of each client's logs beside its ``fio-result.txt``:
+#: ``clients/<host>/`` (``localhost`` when fio ran locally), the ``.<host>`` suffix fio's
+#: client gives them removed
+PBENCH_CLIENTS = "clients"
+PBENCH_LOCAL = "localhost"
 
 
-def _job_log_sets(
-    meta: dict[str, Any], json_dir: str | Path, index: LogIndex
-) -> Iterator[_JobLogSet]:
-    """Every (job entry, log kind) of a parsed fio result whose options ask for a log."""
-    json_dir = os.path.normpath(json_dir)
-    for job_index, threads, host in _threads(meta):
-        opts = job_options(meta, job_index)
-        for kind, option in LOG_OPTIONS.items():
-            prefix = opts.get(option)
-            if prefix is None:
-                continue
-            if prefix in ("", "1"):  # option given without a name: fio uses the job name
-                prefix = meta["job_names"][job_index] or ""
-            head, name = os.path.split(prefix)
-            directory = os.path.normpath(os.path.join(json_dir, head))
-            logs = index.lookup(directory, name, kind, host)
-            if not logs and os.path.isabs(prefix):  # written on another machine
-                directory = json_dir
-                logs = index.lookup(directory, name, kind, host)
-            found = [(thread, file) for thread, file in logs if thread in threads]
-            yield _JobLogSet(job_index, kind, threads, host, directory, name, found, opts)
+def _places(json_dir: str, prefix: str, host: str | None) -> list[tuple[str, str | None]]:
+    """Where the logs of ``prefix`` of a job entry run on ``host`` may be, in order, as
+    (directory, host suffix of their names): where fio writes them (beside the JSON, with
+    fio's client/server ``.<host>`` suffix); beside the JSON when the prefix is a path of
+    another machine; pbench-fio's ``clients/<host>/`` without the suffix (or with it)."""
+    head, _ = os.path.split(prefix)
+    places = [(os.path.normpath(os.path.join(json_dir, head)), host)]
+    if os.path.isabs(prefix):  # written on another machine
+        places.append((json_dir, host))
+    plain = host is None or (os.sep not in host and host not in (os.curdir, os.pardir, ""))
+    if not head and plain:  # a host that is not one folder's name is not looked for
+        folder = os.path.join(json_dir, PBENCH_CLIENTS, host or PBENCH_LOCAL)
+        places += [(folder, None)] + ([(folder, host)] if host else [])
+    return places
 
 
 #: the log kinds ssdlab reads, whose every thread's log must be there (a sum over the
@@ -178,37 +158,51 @@ MISSING_LOG = "missing (fio writes this log for every thread of the job)"
 def job_logs(
     meta: dict[str, Any], json_dir: str | Path, index: LogIndex | None = None
 ) -> tuple[list[JobLog], list[JobLog]]:
-    """The log files of every job of a parsed fio result (its ``meta``), looked up beside its
-    JSON (or at the prefix's own path; pass one ``index`` when pairing many results), and
+    """The log files of every job of a parsed fio result (its ``meta``), looked up where the
+    tools that write them put them (:func:`_places`; pass one ``index`` when pairing many
+    results), and
     the logs of :data:`READ_KINDS` fio writes for its job entries (one per thread:
     ``<prefix>_<kind>.<thread>.log[.<host>]``) that are not there, each named where it was
     looked for; one walk of the job entries. A sum over the threads found would understate
     the job: every reader refuses a gap (the pipeline, the importer, ACT's slices)."""
     found: list[JobLog] = []
     missing: list[JobLog] = []
-    for wanted in _job_log_sets(meta, json_dir, index or LogIndex()):
-        opts = wanted.options
-        base = os.path.join(wanted.directory, "")
+    json_dir, index = os.path.normpath(json_dir), index or LogIndex()
+    for job_index, threads, host in _threads(meta):
+        opts = job_options(meta, job_index)
         offset = opts.get("log_offset")
         layout = (
             None if offset is None else offset.lower() in _TRUE,
             opts.get("log_window_value", "").lower() == "both",
         )
-        window = _window_ms(opts)
-        found += [
-            JobLog(f"{base}{name}", wanted.kind, wanted.job_index, thread, layout, window)
-            for thread, name in wanted.found
-        ]
-        if wanted.kind not in READ_KINDS:
-            continue
-        there = {thread for thread, _ in wanted.found}
-        suffix = f".{wanted.host}" if wanted.host else ""
-        stem = os.path.join(wanted.directory, f"{wanted.prefix}_{wanted.kind}")
-        missing += [
-            JobLog(f"{stem}.{thread}.log{suffix}", wanted.kind, wanted.job_index, thread)
-            for thread in wanted.threads
-            if thread not in there
-        ]
+        for kind, option in LOG_OPTIONS.items():
+            prefix = opts.get(option)
+            if prefix is None:
+                continue
+            if prefix in ("", "1"):  # option given without a name: fio uses the job name
+                prefix = meta["job_names"][job_index] or ""
+            name = os.path.basename(prefix)
+            places = _places(json_dir, prefix, host)
+            (directory, suffix), there = places[0], []
+            for place, on in places:  # the first that holds any of its threads' logs
+                logs = index.lookup(place, name, kind, on)
+                there = [(thread, file) for thread, file in logs if thread in threads]
+                if there:
+                    directory, suffix = place, on
+                    break
+            base = os.path.join(directory, "")
+            found += [
+                JobLog(f"{base}{file}", kind, job_index, thread, layout, _window_ms(opts))
+                for thread, file in there
+            ]
+            if kind in READ_KINDS:
+                end = f".{suffix}" if suffix else ""
+                got = {thread for thread, _ in there}
+                missing += [
+                    JobLog(f"{base}{name}_{kind}.{thread}.log{end}", kind, job_index, thread)
+                    for thread in threads
+                    if thread not in got
+                ]
     return sorted(found, key=lambda log: (log.job_index, log.kind, log.thread)), missing
 
 
@@ -257,7 +251,7 @@ class JobLogs:
             self.streamed.append(index)
             return
         try:
-            data = read_bytes(Path(log.path)) if data is None else data
+            data = read_bytes(Path(log.path), kind="fio logs") if data is None else data
         except InputError as exc:
             self.bad[index] = str(exc).removeprefix(f"{log.path}: ")
             return
@@ -339,27 +333,37 @@ def log_params(meta: dict[str, Any], jobs: Iterable[dict[str, Any]]) -> list[dic
 
 
 def timeseries(logs: LogRows, params: pl.DataFrame, keys: Sequence[str] = ()) -> pl.DataFrame:
+    """:func:`timeseries_counted`'s time series."""
+    return timeseries_counted(logs, params, keys)[0]
+
+
+def timeseries_counted(
+    logs: LogRows, params: pl.DataFrame, keys: Sequence[str] = ()
+) -> tuple[pl.DataFrame, pl.DataFrame]:
     """Per job entry, direction and log window: IOPS and bandwidth summed over the entry's
     threads, completion latency IOPS-weighted; for any number of results at once.
 
     ``logs`` holds rows of iops/bw/clat logs (per-I/O logs summed per millisecond) tagged
     per file with ``keys`` (e.g. ``step_index``), ``job_index``, ``thread`` and ``kind``
     (:class:`JobLogs`); ``params`` has per ``keys`` + ``job_index`` the fields of
-    :func:`log_params`. Windowed logs (``log_avg_msec``) keep their windows: a row belongs
-    to the window whose end is nearest its timestamp (exactly halfway: the later one). The
-    throughput logs (iops, else bw) say which windows exist: a window that not every
-    thread logged (fio skips a job's last partial window) is dropped rather than
-    undercounted, as is a sum that misses a thread; a repeated timestamp (fio's final
-    flush) keeps the full window. Per-I/O logs are counted into whole 1-second windows.
-    ``t_s`` is the end of the window in seconds since the job began measuring
-    (``job_start`` when fio gives it, else the first window's start). A measure whose log
-    the job did not write is null.
-    """
+    :func:`log_params`. Windowed logs (``log_avg_msec``) keep their windows, a thread's
+    rows of one interval paired (:func:`_windowed`); per-I/O logs are counted into whole
+    1-second windows. A thread runs, per direction, from its first window to its last (its
+    own log's: threads of a job may start late, e.g. ``startdelay``, and end early, e.g.
+    size-based); outside them it adds 0 IOPS and bandwidth and no latency, so a job spans
+    its longest thread (less each thread's last partial interval, which fio's throughput
+    logs leave out). The throughput logs (iops, else bw) say which windows exist: a window
+    that a running thread did not log is left out rather than undercounted, as is a sum
+    that misses a running thread's value. ``t_s`` is the end of the window
+    in seconds since the job began measuring (``job_start`` when fio gives it, else the
+    first window's start). A measure whose log the job did not write is null. Also the
+    windowed logs' rows left out (``file``: its row in ``logs.files``, ``reason``: one of
+    :data:`REPEATED`..., ``rows``): no row is dropped uncounted."""
     by = [*keys, "job_index"]
     schema = {k: logs.files.schema.get(k, pl.Int64) for k in keys} | TIMESERIES_SCHEMA
     rows = logs.rows
     if rows.is_empty() or params.is_empty():
-        return pl.DataFrame(schema=schema)
+        return pl.DataFrame(schema=schema), pl.DataFrame(schema=_LOST)
     # a file's rows are contiguous and in time order: its first row is its start
     heads = rows.filter(rows["file"].ne_missing(rows["file"].shift(1)))
     files = (
@@ -393,12 +397,13 @@ def timeseries(logs: LogRows, params: pl.DataFrame, keys: Sequence[str] = ()) ->
     if per_io.any():
         io_rows = _per_file(per_io)
         windowed, by_io = rows.filter(~io_rows), rows.filter(io_rows)
-    parts = [_windowed(windowed, files, n_threads, series["window_ms"]), _per_io(by_io, files)]
-    per_thread = pl.concat(parts).with_columns(
+    per_window, lost = _windowed(windowed, files, n_threads, series["window_ms"])
+    per_thread = pl.concat([per_window, _per_io(by_io, files)]).with_columns(
         clat_num=pl.col("clat") * pl.col("iops"),
         clat_den=pl.when(pl.col("clat").is_not_null()).then(pl.col("iops")),
     )
-    summed = per_thread.group_by("series", "direction", "t_s").agg(
+    at = ["series", "direction", "t_s"]
+    summed = per_thread.group_by(at).agg(
         pl.col("iops", "bw", "clat_num", "clat_den").sum(),
         pl.col("iops", "bw", "clat").count().name.prefix("n_"),
         clat_plain=pl.col("clat").mean(),
@@ -406,17 +411,17 @@ def timeseries(logs: LogRows, params: pl.DataFrame, keys: Sequence[str] = ()) ->
     logging = (
         files.filter(pl.col("first_ms").is_not_null())
         .group_by("series")
-        .agg(
-            threads=pl.col("thread").n_unique(),
-            has_iops=(pl.col("kind") == "iops").any(),
-            has_bw=(pl.col("kind") == "bw").any(),
-        )
+        .agg(has_iops=(pl.col("kind") == "iops").any(), has_bw=(pl.col("kind") == "bw").any())
     )
     logged = pl.when("has_iops").then("n_iops").when("has_bw").then("n_bw").otherwise("n_clat")
-    every = pl.col("threads")
-    return (
-        summed.join(logging, on="series")
-        .filter(logged == every)
+    every = pl.col("running")  # threads between their first and last window (per direction)
+    summed = summed.join(_running(per_thread), on=at).join(logging, on="series")
+    summed = summed.with_columns(whole=logged == every)
+    left_out = per_window.join(summed.filter(~pl.col("whole")), on=at, how="semi")
+    if left_out.height:
+        lost = pl.concat([lost, _incomplete(left_out, files)])
+    series = (
+        summed.filter("whole")
         .join(series.select("series", *by), on="series")
         .with_columns(
             iops=pl.when(pl.col("n_iops") == every).then("iops"),
@@ -429,74 +434,135 @@ def timeseries(logs: LogRows, params: pl.DataFrame, keys: Sequence[str] = ()) ->
         .select(list(schema))
         .cast(schema)  # type: ignore[arg-type]
     )
+    return series, lost.group_by("file", "reason").agg(pl.col("rows").sum()).sort("file", "reason")
+
+
+def _running(per_thread: pl.DataFrame) -> pl.DataFrame:
+    """Per series, direction and window (``t_s``) of ``per_thread``: how many threads are
+    ``running``, i.e. logged that direction both at or before it and at or after it."""
+    at, t_s = ["series", "direction", "t_s"], pl.col("t_s")
+    spans = per_thread.group_by(*at[:2], "unit").agg(start=t_s.min(), end=t_s.max())
+    windows = per_thread.select(at).unique().join(spans, on=at[:2])
+    within = windows.filter(t_s.is_between(pl.col("start"), pl.col("end")))
+    return within.group_by(at).agg(running=pl.len())
+
+
+def _incomplete(left_out: pl.DataFrame, files: pl.DataFrame) -> pl.DataFrame:
+    """The rows of windows a running thread did not log (``left_out``, per thread), counted
+    per file (:data:`PARTIAL`)."""
+    by_kind = files.select("file", "unit", kind=pl.col("kind").cast(pl.String))
+    per_kind = [
+        left_out.filter(pl.col(k).is_not_null()).select("unit", kind=pl.lit(k)) for k in _REF
+    ]
+    return (
+        pl.concat(per_kind)
+        .join(by_kind, on=["unit", "kind"])
+        .group_by("file")
+        .len("rows")
+        .select("file", reason=pl.lit(PARTIAL), rows="rows")
+    )
 
 
 _KINDS = pl.Enum(list(LOG_OPTIONS))
 #: one row per thread, direction and window: the frame both log shapes reduce to
 _PER_THREAD = {
-    "series": pl.UInt32,
-    "unit": pl.Int64,
-    "direction": DIRECTION,
-    "t_s": pl.Float64,
-    "iops": pl.Float64,
-    "bw": pl.Float64,  # bytes/s
-    "clat": pl.Float64,  # ns
-}
+    "series": pl.UInt32, "unit": pl.Int64, "direction": DIRECTION, "t_s": pl.Float64,
+    "iops": pl.Float64, "bw": pl.Float64, "clat": pl.Float64,  # bw: bytes/s, clat: ns
+}  # fmt: skip
+
+
+#: why a windowed log's row is left out of the time series (:func:`timeseries_counted`)
+REPEATED = "repeating the interval of the row before it (fio's final flush)"
+TAIL = "after the last interval of the thread's throughput log (a partial interval)"
+UNPAIRED = "with no row of the thread's throughput log within half an interval"
+PARTIAL = "in an interval that a thread of the job running then did not log"
+#: the reasons fio's way of ending its logs explains; the others are worth a warning
+EXPECTED = (REPEATED, TAIL)
+_REF = ("iops", "bw", "clat")  # which of a thread's logs places its intervals, by preference
+_RANK = {kind: n for n, kind in enumerate(_REF)}
+_LOST = {"file": pl.Int64, "reason": pl.String, "rows": pl.UInt32}
 
 
 def _windowed(
     rows: pl.DataFrame, files: pl.DataFrame, n_threads: int, windows: pl.Series
-) -> pl.DataFrame:
-    """Windowed log rows as one row per thread, direction and window (its index ``w`` from
-    the file's ``t0``). A repeated (file, direction, window) keeps its first row: fio's
-    final flush of a partial window comes right after the full one. A thread's iops, bw
-    and clat logs list the same windows, so they pair by position; otherwise by (thread,
-    direction, window). ``files`` tags every file (``unit`` = series x ``n_threads`` +
-    thread); ``windows`` has the window length of every series."""
+) -> tuple[pl.DataFrame, pl.DataFrame]:
+    """Windowed log rows as one row per thread, direction and window (index ``w`` from the
+    file's ``t0``) with its iops, bw and clat, and the rows left out, counted per file and
+    reason (:data:`REPEATED`...: ``file``, ``reason``, ``rows``).
+
+    A row at most half an interval after the one before it (in its file and direction)
+    repeats it: fio's final flush. The thread's iops log (else bw, else clat) places the
+    intervals: a row in the window whose end is nearest its time (halfway: the later one),
+    or the one after the row before it. fio writes a thread's other logs with it, a row
+    per interval: they pair row by row when their times agree within a quarter of the
+    interval, else each row with the nearest less than half an interval away (halfway: the
+    later), never two with one."""
     if rows.is_empty():
-        return pl.DataFrame(schema=_PER_THREAD)
-    file = pl.col("file")
-    since, window = pl.col("time_ms") - _per_file(files["t0"]), _per_file(files["window_ms"])
-    w = (2 * since + window) // (2 * window)  # the nearest window; halfway: the later one
-    rows = rows.select("file", "direction", "value", w=w)
-    repeated = pl.any_horizontal(
-        pl.all_horizontal(
-            pl.col(c).eq_missing(pl.col(c).shift(k)) for c in ("file", "direction", "w")
-        )
-        for k in (1, 2, 3)  # up to one row per direction (read, write, trim) per window
+        return pl.DataFrame(schema=_PER_THREAD), pl.DataFrame(schema=_LOST)
+    fd, keys = ["file", "direction"], ["unit", "direction"]
+    rank = files["kind"].cast(pl.String).replace_strict(_RANK, default=len(_RANK))
+    rows = rows.select("file", "direction", "value", "time_ms").with_columns(
+        t0=_per_file(files["t0"]),
+        W=_per_file(files["window_ms"]),
+        unit=_per_file(files["unit"]),
+        rank=_per_file(rank),
     )
-    repeats = rows.select(repeated).to_series()
-    if repeats.any():
-        rows = rows.filter(~repeats)
-    rows = rows.with_columns(
-        unit=pl.lit(files["unit"]).gather(file), kind=pl.lit(files["kind"]).gather(file)
+    gap = pl.col("time_ms") - pl.col("time_ms").shift(1).over(fd)
+    rows = rows.with_columns(repeat=(2 * gap <= pl.col("W")).fill_null(False))
+    lost = [rows.filter("repeat").select("file", "time_ms", reason=pl.lit(REPEATED))]
+    rows = rows.filter(~pl.col("repeat")).with_columns(
+        n=pl.int_range(pl.len()).over(fd), ref=pl.col("rank") == pl.col("rank").min().over("unit")
     )
-    keys = ["unit", "direction", "w"]
-    logged = {k: rows.filter(pl.col("kind") == k).select(*keys, "value") for k in TIMESERIES_KINDS}
-    logged = {k: part for k, part in logged.items() if part.height}
-    base = next(iter(logged.values()))
-    if all(
-        part.height == base.height and all(part[c].equals(base[c]) for c in keys)
-        for part in logged.values()
-    ):
-        per_thread = base.select(keys).with_columns(
-            part["value"].alias(k) for k, part in logged.items()
+    nearest = (2 * (pl.col("time_ms") - pl.col("t0")) + pl.col("W")) // (2 * pl.col("W"))
+    refs = rows.filter("ref").with_columns(
+        w=(nearest - pl.col("n")).cum_max().over(fd) + pl.col("n")
+    )
+    others = rows.filter(~pl.col("ref")).join(
+        refs.select(*keys, "n", "w", ref_ms="time_ms"), on=[*keys, "n"], how="left"
+    )
+    agree = 4 * (pl.col("time_ms") - pl.col("ref_ms")).abs() <= pl.col("W")
+    ordered = others.group_by(fd).agg((agree | pl.col("w").is_null()).all().alias("ok"))
+    ordered = ordered.filter("ok").select(fd)
+    in_order = others.join(ordered, on=fd, how="semi")
+    paired = [refs, in_order.filter(pl.col("w").is_not_null())]
+    unpaired = [in_order.filter(pl.col("w").is_null())]
+    rest = others.join(ordered, on=fd, how="anti").drop("w", "ref_ms").sort("time_ms")
+    for window in rest["W"].unique().to_list():
+        # times doubled, a row's one later: a row halfway between goes with the later row
+        key = 2 * pl.col("time_ms")
+        candidates = refs.filter(pl.col("W") == window).select(*keys, "w", at=key)
+        near = (  # within less than half an interval (halfway: the later row)
+            rest.filter(pl.col("W") == window).with_columns(at=key + 1).sort("at")
+            .join_asof(
+                candidates.with_columns(ref_at="at").sort("at"), on="at", by=keys,
+                strategy="nearest", tolerance=window, check_sortedness=False,  # sorted by time
+            )
+            .sort((pl.col("at") - pl.col("ref_at")).abs(), nulls_last=True)
+            .with_columns(kept=pl.struct(*fd, "w").is_first_distinct() & pl.col("w").is_not_null())
+        )  # fmt: skip
+        paired.append(near.filter("kept"))
+        unpaired.append(near.filter(~pl.col("kept")))
+    last = refs.group_by(keys).agg(last_ms=pl.col("time_ms").max())
+    tail = pl.when(pl.col("time_ms") > pl.col("last_ms").fill_null(-1)).then(pl.lit(TAIL))
+    lost += [
+        part.join(last, on=keys, how="left").select(
+            "file", "time_ms", reason=tail.otherwise(pl.lit(UNPAIRED))
         )
-    else:
-        parts = [part.rename({"value": k}) for k, part in logged.items()]
-        per_thread = parts[0]
-        for part in parts[1:]:
-            per_thread = per_thread.join(part, on=keys, how="full", coalesce=True)
+        for part in unpaired
+    ]
+    value = pl.col("value")
+    per_thread = (
+        pl.concat([part.select(*keys, "w", "rank", "value") for part in paired])
+        .group_by(*keys, "w")
+        .agg(value.filter(pl.col("rank") == r).first().alias(k) for r, k in enumerate(_REF))
+    )
     series = pl.col("unit") // n_threads
-    return per_thread.select(
-        series=series,
-        unit="unit",
-        direction="direction",
-        t_s=pl.col("w") * pl.lit(windows).gather(series) / 1000,
-        iops=pl.col("iops") if "iops" in logged else pl.lit(None),
-        bw=pl.col("bw") * 1024 if "bw" in logged else pl.lit(None),  # KiB/s -> bytes/s
-        clat=pl.col("clat") if "clat" in logged else pl.lit(None),
+    t_s = pl.col("w") * pl.lit(windows).gather(series) / 1000
+    bw = pl.col("bw") * 1024  # KiB/s -> bytes/s
+    per_thread = per_thread.select(
+        series=series, unit="unit", direction="direction", t_s=t_s, iops="iops", bw=bw, clat="clat"
     ).cast(_PER_THREAD)  # type: ignore[arg-type]
+    return per_thread, pl.concat(lost).group_by("file", "reason").len("rows")
 
 
 def _per_file(values: pl.Series) -> pl.Expr:

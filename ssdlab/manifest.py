@@ -162,6 +162,14 @@ class Manifest(BaseModel):
     steady_state: list[SteadyStateRecord] = Field(default_factory=list)
     notes: list[str] = Field(default_factory=list)
 
+    def failures(self) -> list[str]:
+        """One line per step that failed (left out of the results), with why."""
+        return [
+            f"step {s.name} failed and is left out: {s.error or 'no reason recorded'}"
+            for s in self.steps
+            if s.status == "failed"
+        ]
+
     def record(self, name: str) -> StepRecord | None:
         """The step record of that name, if the step ran (or started)."""
         return next((s for s in self.steps if s.name == name), None)

@@ -18,8 +18,9 @@ when neither says.
 
 from __future__ import annotations
 
+import errno
 import os
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal, TypeVar
@@ -28,7 +29,7 @@ import polars as pl
 
 from . import layout
 from .errors import InputError
-from .io.fio_json import FioJson, FioRows, fio_frames, parse_fio_json
+from .io.fio_json import JSON_KIND, FioJson, FioRows, fio_frames, parse_fio_json
 from .io.fio_log import EPOCH_MS_MIN
 from .io.text import read_bytes
 from .logs import (
@@ -39,7 +40,7 @@ from .logs import (
     job_logs,
     job_options,
     log_params,
-    timeseries,
+    timeseries_counted,
 )
 from .manifest import LOADABLE, Manifest, StepRecord
 from .units import percentile_name
@@ -67,12 +68,14 @@ _STEP_SCHEMA = {
 class RunContext:
     """What a frame builder is given: the results directory and its manifest; the run's
     ``steps``, parsed once (given by :func:`~ssdlab.results.load`, else parsed on first use;
-    an import has none: its frames were built when imported); and :meth:`folders`."""
+    an import has none: its frames were built when imported); :meth:`folders`; and
+    ``damaged``, where a builder lists a file it leaves out (:class:`Damage`)."""
 
     def __init__(self, path: Path, manifest: Manifest, steps: list[StepData] | None = None) -> None:
         self.path = path
         self.manifest = manifest
         self._steps = steps
+        self.damaged: list[Damage] = []
         self._once: dict[Callable[[RunContext], Any], Any] = {}
 
     @property
@@ -125,8 +128,8 @@ class StepData:
 
 
 #: what a damaged file leaves out of a native run: the step, or its time series or
-#: latency intervals
-LeftOut = Literal["step", "time series", "latency intervals"]
+#: latency intervals, or rows of its time series (the reason counts them)
+LeftOut = Literal["step", "time series", "latency intervals", "rows", "SMART snapshot"]
 
 
 @dataclass(frozen=True)
@@ -142,6 +145,8 @@ class Damage:
     left_out: LeftOut
 
     def __str__(self) -> str:
+        if self.left_out == "rows":
+            return f"{self.path}: {self.reason} (step {self.step})"
         what = "" if self.left_out == "step" else f"'s {self.left_out}"
         return f"{self.path}: {self.reason}; step {self.step}{what} left out"
 
@@ -150,20 +155,41 @@ def read_step(results_dir: Path, record: StepRecord) -> StepData:
     """Parse a native step's ``fio.json`` and find its logs, and those missing."""
     folder = layout.step_dir(results_dir, record)
     path = folder / layout.FIO_JSON
-    rows = parse_fio_json(read_bytes(path), path)
+    rows = parse_fio_json(read_bytes(path, kind=JSON_KIND), path)
     logs, missing = job_logs(rows.meta, folder)
     return StepData(record, rows, logs, folder, missing)
 
 
+def fio_error(jobs: Iterable[dict[str, Any]]) -> str | None:
+    """Why a fio result is a failed step: the first job (of fio's rows, with ``job_index``,
+    ``jobname``, ``hostname``, ``error``) whose ``error`` is not 0 (an errno: the job stopped
+    early, or went on past errors with ``continue_on_error``), by name and errno name,
+    ``fio job 'fill' reported error 28 ENOSPC (No space left on device)``; None when none."""
+    failed: dict[int, dict[str, Any]] = {}
+    for row in jobs:
+        if row.get("error"):
+            failed.setdefault(row["job_index"], row)
+    if not failed:
+        return None
+    first = next(iter(failed.values()))
+    code = int(first["error"])
+    name = errno.errorcode.get(code)
+    host = f" on {first['hostname']}" if first.get("hostname") else ""
+    more = f" (and {len(failed) - 1} more job(s))" if len(failed) > 1 else ""
+    return (
+        f"fio job {first.get('jobname')!r}{host} reported error {code}"
+        f"{f' {name}' if name else ''} ({os.strerror(code)}){more}"
+    )
+
+
 def result_jobs(fio: FioJson, path: Path) -> pl.DataFrame:
     """fio's per-direction rows of a step's result (``path``); InputError when it holds no
-    job results or fio reported an error."""
+    job results or a job reported an error (:func:`fio_error`)."""
     jobs = fio.jobs
     if jobs.is_empty():
         raise InputError(f"{path}: holds no job results")
-    errors = [e for e in jobs["error"].unique().to_list() if e]
-    if errors:
-        raise InputError(f"fio reported error {errors[0]} ({os.strerror(errors[0])})")
+    if error := fio_error(jobs.filter(pl.col("error") != 0).to_dicts()):
+        raise InputError(error)
     return jobs
 
 
@@ -269,19 +295,33 @@ def step_logs(steps: Sequence[StepData]) -> tuple[JobLogs, list[dict]]:
     return logs, params
 
 
+#: log rows left out of a time series: path -> reason (:data:`~ssdlab.logs.REPEATED`...)
+#: -> rows
+Lost = dict[str, dict[str, int]]
+
+
 def series_of(
     logs: JobLogs,
     params: list[dict],
     on_stream: Callable[[str], None] | None = None,
     steps: Sequence[StepData] = (),
-) -> tuple[pl.DataFrame, dict[str, str]]:
-    """The summed time series of ``logs`` (with ``step_index``) and the logs that could not
-    be read, with why. ``on_stream(path)`` is told of each per-I/O log read from its file.
-    ``steps``, whose logs these are, get their iops logs' starts recorded (:func:`log_starts`)
-    from the rows parsed."""
+) -> tuple[pl.DataFrame, dict[str, str], Lost]:
+    """The summed time series of ``logs`` (with ``step_index``), the logs that could not
+    be read, with why, and the rows left out (:func:`~ssdlab.logs.timeseries_counted`).
+    ``on_stream(path)`` is told of each per-I/O log read from its file. ``steps``, whose
+    logs these are, get their iops logs' starts recorded (:func:`log_starts`)."""
     rows, bad = logs.parse(on_stream)
     _record_starts(steps, logs, rows, bad)
-    return timeseries(rows, pl.DataFrame(params), keys=["step_index"]), bad
+    series, counted = timeseries_counted(rows, pl.DataFrame(params), keys=["step_index"])
+    lost: Lost = {}
+    for file, reason, n in counted.iter_rows():
+        lost.setdefault(logs.found[file].path, {})[reason] = n
+    return series, bad, lost
+
+
+def lost_rows(reason: str, rows: int) -> str:
+    """What a log lost: ``1 row left out of the time series, REASON``."""
+    return f"{rows} row{'' if rows == 1 else 's'} left out of the time series, {reason}"
 
 
 def log_starts(steps: Sequence[StepData]) -> None:

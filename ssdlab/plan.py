@@ -140,16 +140,18 @@ def _plan_hosts(
     (the first host's, or :data:`HOST_PLAN_TARGET` for its default file); their targets
     judged as the run judges them before it starts (those on this machine's addresses as
     local ones; elsewhere, writing needs ``--destroy-data``)."""
-    from .fleet.hosts import is_this_machine, judge_targets, parse_hosts
+    from .fleet.hosts import judge_targets, parse_hosts, servers_here
     from .fleet.store import fleet_token
 
     o = prepared.options
     listed = parse_hosts(hosts)
     try:
         token = fleet_token(o.out, prepared.suite, listed, "hosts")
-        local = {h.server for h in listed if is_this_machine(h.host)}
+        local, _ = servers_here(listed, {})  # not probed: by their addresses
         writes = prepared.suite.writes or o.purge
-        judge_targets(listed, token, writes=writes, destroy_data=o.destroy_data, local=local)
+        judge_targets(
+            listed, token, writes=writes, destroy_data=o.destroy_data, local=local, root=o.out
+        )
     except SsdlabError as exc:
         problems.append(str(exc))
     targets = [PlannedTarget(host.name, prepared.options.out / host.dirname) for host in listed]
@@ -166,7 +168,7 @@ def _plan_target(
     info: TargetInfo | None = None
     refused = None
     try:
-        if given is None:  # the results directory may not exist yet: nothing to look at
+        if given is None and not o.out.is_dir():  # no results directory yet: nothing to judge
             planned = TargetInfo(path=name, kind="file", size_bytes=size, temporary=True)
         else:
             planned = plan_target(
@@ -207,7 +209,12 @@ def _plan_targets(
         refused = None
         try:
             judged = judge_targets(
-                [target], "plan", writes=writes, destroy_data=o.destroy_data, local={THIS_MACHINE}
+                [target],
+                "plan",
+                writes=writes,
+                destroy_data=o.destroy_data,
+                local={THIS_MACHINE},
+                root=o.out,
             )[target]
             info = planned_local(judged, directory, size_bytes=size, writes=writes)
             check_fits(suite, info)

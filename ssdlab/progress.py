@@ -20,13 +20,14 @@ import threading
 import time
 from types import TracebackType
 
+import polars as pl
 from rich.console import Console
 from rich.markup import escape
 from rich.progress import BarColumn, Progress, TaskID, TaskProgressColumn, TextColumn
 
 from .console import lossy_stderr
 from .fio import FioStatus
-from .tables import format_bw
+from .tables import format_bw, format_iops, format_latency
 
 #: seconds between refreshes of the time-based progress
 TICK_S = 0.5
@@ -41,6 +42,24 @@ def _rate(iops: float | None, bw: float | None) -> str:
     if iops is None and bw is None:
         return ""
     return f"{(iops or 0) / 1000:,.1f}k IOPS  {format_bw(bw or 0)}"  # MB/s, as in reports
+
+
+def result_line(jobs: pl.DataFrame) -> str:
+    """A finished step in one line from fio's per-direction rows (``direction``, ``iops``,
+    ``bw_bytes_s``, ``io_bytes``, ``clat_p99_ns``): IOPS and MB/s summed over its
+    directions, then the p99 completion latency of each direction that moved data, named:
+    ``12,345 IOPS  50.6 MB/s  read p99 321.5 µs, write p99 3.88 ms`` (of several jobs of a
+    direction, the slowest's, and said so)."""
+    iops, bw = float(jobs["iops"].sum()), float(jobs["bw_bytes_s"].sum())
+    tails = [
+        f"{direction} p99 {format_latency(p99)}" + (f" (slowest of {n} jobs)" if n > 1 else "")
+        for direction, p99, n in jobs.filter(pl.col("io_bytes") > 0)
+        .group_by("direction", maintain_order=True)
+        .agg(pl.col("clat_p99_ns").max(), pl.len())
+        .rows()
+        if p99 is not None
+    ]
+    return "  ".join([format_iops(iops), format_bw(bw), *([", ".join(tails)] if tails else [])])
 
 
 class RunDisplay:

@@ -15,7 +15,8 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 
-from .suite import Step, Suite
+from .errors import InputError
+from .suite import MAX_STEPS, Step, Suite
 
 _SUFFIX = re.compile(r"^(?P<of>.+)\.rep(?P<k>[0-9]+)$")
 #: repeats a step may be asked for (each one is a full fio run)
@@ -52,11 +53,18 @@ def measured_step(item: object) -> bool:
 
 def repeat_suite(suite: Suite, n: int) -> Suite:
     """``suite`` with each group of consecutive measured steps run ``n`` times, interleaved
-    (see the module docstring); ``n=1`` returns ``suite`` itself."""
+    (see the module docstring); ``n=1`` returns ``suite`` itself. InputError when the repeats
+    make more than :data:`~ssdlab.suite.MAX_STEPS` fio runs."""
     if not 1 <= n <= MAX_REPEATS:
         raise ValueError(f"--repeat takes 1 to {MAX_REPEATS} repeats, not {n}")
     if n == 1:
         return suite
+    runs = suite.max_steps + (n - 1) * sum(map(measured_step, suite.steps))
+    if runs > MAX_STEPS:
+        raise InputError(
+            f"--repeat {n}: suite {suite.name!r} would make {runs:,} fio runs, at most "
+            f"{MAX_STEPS:,}"
+        )
     items: list = []
     group: list[Step] = []
 

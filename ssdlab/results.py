@@ -22,7 +22,7 @@ import polars as pl
 
 from . import layout
 from .errors import InputError, SsdlabError
-from .logs import MISSING_LOG, TIMESERIES_KINDS
+from .logs import EXPECTED, MISSING_LOG, TIMESERIES_KINDS
 from .manifest import Manifest
 from .pipeline import (
     FIO_FRAMES,
@@ -35,6 +35,7 @@ from .pipeline import (
     core_frames,
     front,
     latency_intervals_frame,
+    lost_rows,
     native_steps,
     series_of,
     step_logs,
@@ -114,8 +115,9 @@ class Results(Frames):
     manifest: Manifest
     #: files of a native run that could not be read, each with what was left out because of
     #: it (a step whose ``fio.json`` is unreadable; a step's time series or latency intervals
-    #: when one of its logs is, or one of the logs fio writes per thread is missing); ``str()``
-    #: of each is one line, ``PATH: reason; what``
+    #: when one of its logs is, or one of the logs fio writes per thread is missing; rows of a
+    #: log left out of its time series for a reason the end of fio's logs does not explain,
+    #: counted); ``str()`` of each is one line, ``PATH: reason; what``
     damaged: list[Damage] = field(default_factory=list)
     #: a native run's steps as loaded, parsed once (fio's JSON rows, their logs, the bins of
     #: their histogram logs: :class:`~ssdlab.pipeline.StepData`); empty for an import
@@ -183,7 +185,7 @@ def load(results_dir: str | Path) -> Results:
         return _results(RunContext(path, manifest), _imported(path))
     damaged: list[Damage] = []
     steps = native_steps(path, manifest, damaged)
-    series, bad = series_of(*step_logs(steps), steps=steps)
+    series, bad, lost = series_of(*step_logs(steps), steps=steps)
     # a thread's log that is missing counts as one that cannot be read: never partial sums
     bad |= {
         log.path: MISSING_LOG
@@ -191,18 +193,26 @@ def load(results_dir: str | Path) -> Results:
         for log in step.missing
         if log.kind in TIMESERIES_KINDS
     }
+    owner = {log.path: step.record for step in steps for log in step.logs + step.missing}
+    broken = {owner[log].index for log in bad}  # their series are left out whole
+    for log, reasons in lost.items():  # rows fio's way of ending a log does not explain
+        record = owner[log]
+        damaged += [
+            Damage(log, lost_rows(reason, n), record.index, record.name, "rows")
+            for reason, n in reasons.items()
+            if reason not in EXPECTED and record.index not in broken
+        ]
     if bad:  # an interrupted step with a bad log is left out; an ok one keeps fio's figures
-        owner = {log.path: step.record for step in steps for log in step.logs + step.missing}
         for log, reason in sorted(bad.items(), key=lambda item: owner[item[0]].index):
             record = owner[log]
             if record.status == "ok":
                 damaged.append(Damage(log, reason, record.index, record.name, "time series"))
-        broken = {owner[log].index for log in bad}
         steps = [s for s in steps if s.record.index not in broken or s.record.status == "ok"]
         series = series.filter(~pl.col("step_index").is_in(list(broken)))  # never partial sums
     context = RunContext(path, manifest, steps)
     if not steps:
-        raise InputError(f"{path}: no completed step to load (run status: {manifest.status})")
+        why = "".join(f"; {d}" for d in damaged if d.left_out == "step")
+        raise InputError(f"{path}: no completed step to load (run status: {manifest.status}){why}")
     frames = core_frames(manifest, context.steps)
     frames["timeseries"] = timeseries_frame(manifest, context.steps, series, frames["summary"])
 
@@ -255,7 +265,7 @@ def _imported(path: Path) -> dict[str, pl.DataFrame]:
             frames[name] = front(pl.DataFrame(schema=LATENCY_INTERVALS_SCHEMA))
             continue
         try:
-            frames[name] = pl.read_parquet(file)
+            frames[name] = pl.read_parquet(file, glob=False)
         except (OSError, pl.exceptions.PolarsError) as exc:
             reason = (str(exc).strip().splitlines() or [type(exc).__name__])[0]  # polars: lines
             raise InputError(f"{file}: unreadable imported frame: {reason}") from None
@@ -271,8 +281,9 @@ def _results(
     context: RunContext, frames: dict[str, pl.DataFrame], damaged: Sequence[Damage] = ()
 ) -> Results:
     rounds, steady = steady_frames(context.manifest)
+    extra = {name: build_frame(name, context) for name in FRAME_BUILDERS}
     return Results(
-        damaged=list(damaged),
+        damaged=[*damaged, *context.damaged],
         steps=context.steps,
         **{
             n: front(frames[n], SUMMARY_FIRST if n == "summary" else ID_COLUMNS) for n in FIO_FRAMES
@@ -281,5 +292,5 @@ def _results(
         steady_state=steady,
         path=context.path,
         manifest=context.manifest,
-        extra={name: build_frame(name, context) for name in FRAME_BUILDERS},
+        extra=extra,
     )

@@ -15,7 +15,8 @@ are neither repeated nor rewritten, and a step that was interrupted or killed is
 from its start. Round blocks are judged again from the rounds already on disk. Only the same
 run is continued: the suite as run, its ``--set`` overrides, scale, label (when given) and
 target must match the manifest's (:func:`ssdlab.session.open_manifest`). One process at a
-time writes to a results directory (:func:`ssdlab.session.guard_run`).
+time writes to a results directory (:func:`ssdlab.session.guard_run`), and one run at a time
+uses a target (:func:`ssdlab.lock.target_lock`).
 """
 
 from __future__ import annotations
@@ -41,14 +42,15 @@ from .errors import InputError, SsdlabError
 from .execute import LocalFio, RunHook, RunInterrupted, StepExecutor, StepFailed
 from .fio import fio_binary, job_file, pinned_clocksource
 from .io.fio_json import FioJson, read_fio_json
+from .io.text import check_utf8_path
 from .layout import FIO_JSON, FLEET_FILE, step_dir
 from .manifest import LoadPoint, Manifest, SteadyStateRecord, StepRecord, TargetInfo
 from .pipeline import result_jobs
-from .progress import RunDisplay
+from .progress import RunDisplay, result_line
 from .repeat import measured_step, repeat_name, split_repeat
 from .session import guard_run, open_manifest, ready_run, set_up_local
 from .suite import Rounds, Step, Suite, Sweep, load_suite, parse_param, split_rate
-from .tables import format_bw, format_bytes, format_iops
+from .tables import format_bytes, format_iops
 from .target import check_file_size
 from .units import format_size
 
@@ -179,6 +181,13 @@ def check_job_files(jobs: list[tuple[str, str]], *, binary: str | None = None) -
     the step and fio's complaint; empty when fio takes them all. Every step is checked
     before the first one runs, so an option fio does not know fails now, not hours into a
     run."""
+    gated = [
+        f"step {name!r}: {problem}"
+        for name, text in jobs
+        if (problem := fio_options.job_file_problem(text))
+    ]
+    if gated:  # before fio reads them: --parse-only would follow an include
+        return gated
     binary = binary or fio_binary()
     with tempfile.TemporaryDirectory(prefix="ssdlab-parse-") as tmp:
         directory = Path(tmp)
@@ -208,11 +217,7 @@ def step_headline(step_dir: Path, fio: FioJson) -> str:
 
 def _headline(jobs: pl.DataFrame) -> str:
     """:func:`step_headline` of a step's :func:`result_jobs`."""
-    iops = float(jobs["iops"].sum())
-    bw = float(jobs["bw_bytes_s"].sum())
-    p99 = jobs["clat_p99_ns"].max()
-    tail = f"  clat p99 {p99 / 1000:,.1f} µs" if p99 is not None else ""
-    return f"{format_iops(iops)}  {format_bw(bw)}{tail}"  # MB/s, as in reports
+    return result_line(jobs)
 
 
 def tracked_value(jobs: pl.DataFrame, metric: str, direction: str | None) -> float:
@@ -616,8 +621,9 @@ def run_suite(
     def ready(manifest: Manifest) -> None:
         ready_run(manifest, purge_first)
 
-    with guard_run(out, "run"):
-        manifest = set_up_local(
+    with (
+        guard_run(out, "run"),
+        set_up_local(
             out,
             target,
             size_bytes=target_size or default_file_size(suite, scale),
@@ -626,7 +632,8 @@ def run_suite(
             binary=binary,
             open_run=open_run,
             ready=ready,
-        )
+        ) as manifest,
+    ):
         display = RunDisplay(f"suite {suite.name}", suite.planned_max_s, console)
         executor = StepExecutor(manifest, out, display, LocalFio(display.fio_status), hooks or [])
         with executor.running(), display:
@@ -702,8 +709,7 @@ def prepare_run(options: RunOptions) -> PreparedRun:
     """``options`` checked (SsdlabError naming the option that cannot be) and the suite they
     ask for built."""
     o = options
-    if o.scale <= 0:
-        raise SsdlabError("--scale must be positive")
+    check_utf8_path(o.out, "--out")
     if o.out.exists() and not o.out.is_dir():
         raise SsdlabError(f"--out {o.out} exists and is not a directory")
     params = dict(parse_param(p) for p in o.params)

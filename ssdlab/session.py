@@ -2,11 +2,11 @@
 
 Every runner (a suite, ACT trials, each member of a fleet) starts the same way: a results
 directory guarded by :func:`guard_run` (lock, signals, space in reserve), a manifest opened by
-:func:`new_manifest` or resumed (refused when it is another run), a target planned and
-prepared (:func:`set_up_local`; a fleet judges remote targets instead), readied for its
-first step (:func:`ready_run`: purged, fio's clock pinned) and :func:`stamp` recording what
-runs it. Steps then run through
-:class:`ssdlab.execute.StepExecutor`, whose ``running()`` closes the run.
+:func:`new_manifest` or resumed (refused when it is another run), a target planned,
+locked and prepared (:func:`set_up_local`; a fleet judges remote targets instead), readied
+for its first step (:func:`ready_run`: purged, fio's clock pinned) and :func:`stamp`
+recording what runs it. Steps then run through :class:`ssdlab.execute.StepExecutor`, whose
+``running()`` closes the run.
 """
 
 from __future__ import annotations
@@ -24,7 +24,7 @@ from .atomic import write_error
 from .errors import SsdlabError
 from .fio import fio_version, pinned_clocksource, raise_keyboard_interrupt
 from .layout import FLEET_FILE, LOCK_FILE, MANIFEST, RESERVE
-from .lock import results_lock
+from .lock import results_lock, target_lock
 from .manifest import Manifest, TargetInfo, new_run_id, now
 from .repeat import split_repeat
 from .suite import Suite
@@ -232,6 +232,7 @@ def ready_run(manifest: Manifest, purge_first: bool) -> None:
         manifest.fio_clocksource = pinned_clocksource(manifest.host)
 
 
+@contextlib.contextmanager
 def set_up_local(
     out: Path,
     target: Path | None,
@@ -242,30 +243,32 @@ def set_up_local(
     binary: str,
     open_run: Callable[[TargetInfo], Manifest],
     ready: Callable[[Manifest], None] = lambda manifest: None,
-) -> Manifest:
-    """A run on this machine, ready for its first step (call inside :func:`guard_run`): the
-    target planned (checked, nothing changed), the manifest from ``open_run(planned)`` (new
-    or resumed; it refuses another run's), the target prepared, ``ready(manifest)`` (what a
-    runner adds), the versions stamped and the manifest saved. The target is released when
-    anything after its preparation fails. ``binary`` is fio's (:func:`~ssdlab.fio.fio_binary`,
-    looked up before the guard so that a missing fio creates nothing); refused when ``out``
-    is a fleet's root (:func:`check_out`)."""
+) -> Iterator[Manifest]:
+    """A run on this machine, ready for its first step (enter inside :func:`guard_run`): the
+    target planned (judged, nothing changed) and locked while the block runs
+    (:func:`~ssdlab.lock.target_lock`: one run per target), the manifest from
+    ``open_run(planned)`` (new or resumed; it refuses another run's), the target prepared,
+    ``ready(manifest)`` (what a runner adds), the versions stamped and the manifest saved.
+    The target is released when anything after its preparation fails. ``binary`` is fio's
+    (:func:`~ssdlab.fio.fio_binary`, looked up before the guard so that a missing fio
+    creates nothing); refused when ``out`` is a fleet's root (:func:`check_out`)."""
     check_out(out, fleet=False)
     planned = plan_target(
         target, out, size_bytes=size_bytes, writes=writes, destroy_data=destroy_data
     )
-    manifest = open_run(planned)
-    manifest.target = prepare_target(
-        target, out, size_bytes=size_bytes, writes=writes, planned=planned
-    )
-    try:
-        ready(manifest)
-        stamp(manifest, fio_version(binary))
-        save_manifest(manifest, out)
-    except BaseException:
-        release_target(manifest.target)
-        raise
-    return manifest
+    with target_lock(planned, writes=writes):
+        manifest = open_run(planned)
+        manifest.target = prepare_target(
+            target, out, size_bytes=size_bytes, writes=writes, planned=planned
+        )
+        try:
+            ready(manifest)
+            stamp(manifest, fio_version(binary))
+            save_manifest(manifest, out)
+        except BaseException:
+            release_target(manifest.target)
+            raise
+        yield manifest
 
 
 @contextlib.contextmanager
@@ -300,17 +303,39 @@ def guard_run(out: Path, what: str) -> Iterator[None]:
         raise
 
 
+#: the signals that stop a run, in the order they reached the runs :func:`guard_run` guarded
+_STOPPED_BY: list[int] = []
+
+
+def stop_signal() -> int | None:
+    """The first SIGINT or SIGTERM that reached a run :func:`guard_run` guarded (the command
+    line exits with 128 + it), None when none did."""
+    return _STOPPED_BY[0] if _STOPPED_BY else None
+
+
 @contextlib.contextmanager
 def _run_signals() -> Iterator[None]:
-    """SIGHUP ignored, SIGTERM a KeyboardInterrupt (signals are the main thread's only)."""
+    """SIGHUP ignored, SIGTERM a KeyboardInterrupt (signals are the main thread's only); the
+    SIGINT and SIGTERM that arrive are noted for :func:`stop_signal` through Python's wakeup
+    file descriptor, whichever handler runs (fio's run puts its own in place)."""
     if threading.current_thread() is not threading.main_thread():
         yield
         return
     handlers = {signal.SIGHUP: signal.SIG_IGN, signal.SIGTERM: raise_keyboard_interrupt}
     previous = {signum: signal.signal(signum, handler) for signum, handler in handlers.items()}
+    noted, wakeup = os.pipe2(os.O_NONBLOCK | os.O_CLOEXEC)
+    outer = signal.set_wakeup_fd(wakeup, warn_on_full_buffer=False)
+    if outer == -1:  # the outermost guarded run of this process
+        _STOPPED_BY.clear()
     try:
         yield
     finally:
+        signal.set_wakeup_fd(outer)
+        with contextlib.suppress(BlockingIOError):
+            stops = (signal.SIGINT, signal.SIGTERM)
+            _STOPPED_BY.extend(n for n in os.read(noted, 4096) if n in stops)
+        os.close(noted)
+        os.close(wakeup)
         for signum, handler in previous.items():
             signal.signal(signum, handler)
 

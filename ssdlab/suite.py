@@ -8,6 +8,8 @@ further fio options, as :mod:`ssdlab.fio_options` allows.
   exposes its QD list, durations or LBA span as parameters a user can override.
 - A list in ``iodepth``, ``numjobs``, ``bs`` or ``rwmixread`` expands the step into one step
   per value (in the order the fields appear); its name must hold ``{field}`` placeholders.
+- Any list holds at most :data:`MAX_LIST` entries, and a suite at most :data:`MAX_STEPS`
+  fio runs (steps after expansion, every round block to its ``max``, every load of a sweep).
 - A step with ``rounds`` is a block of sub-steps repeated round after round until the
   tracked step's metric is steady by the SNIA PTS rule (or ``max`` rounds).
 - A step with ``sweep`` is a load sweep (:class:`Sweep`): its workload run unlimited to
@@ -31,6 +33,7 @@ import itertools
 import math
 import re
 import tomllib
+from collections import Counter
 from collections.abc import Collection, Mapping
 from pathlib import Path
 from typing import Annotated, Any, Literal
@@ -51,11 +54,19 @@ from pydantic import (
 from . import fio_options
 from .errors import InputError, SuiteError
 from .io.text import read_mapping
-from .units import format_size, parse_size
+from .units import MAX_BYTES, format_size, parse_size
 from .vocab import MIXED_RW, PURE_RW, READ_RW, WRITE_RW, Direction, ReadWrite
 
 BUILTIN_DIR = Path(__file__).resolve().parent / "suites"
 EXPANDABLE = ("iodepth", "numjobs", "bs", "rwmixread")
+#: entries in any list of a suite file or a ``--set`` value (``bs``, ``steps``, ``include``...)
+MAX_LIST = 1000
+#: fio runs of a suite (:attr:`Suite.max_steps`); the built-in suites have at most 1,401
+MAX_STEPS = 10_000
+#: ``--scale`` factors taken (0.01 makes a test run, 10 a long one)
+SCALE_RANGE = (1e-4, 1e4)
+#: seconds a step's ``runtime_s`` or ``ramp_s`` may be, scaled or not (about 116 days)
+MAX_SECONDS = 10**7
 
 Metric = Literal["iops", "bw_bytes_s", "lat_mean_ns", "clat_mean_ns", "clat_p99_ns"]
 NAME_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9._-]*$"
@@ -90,8 +101,8 @@ class Step(BaseModel):
     iodepth: int = Field(1, ge=1, le=65536)
     numjobs: int = Field(1, ge=1, le=4096)
     rwmixread: int | None = Field(None, ge=0, le=100)
-    runtime_s: float | None = Field(None, gt=0, allow_inf_nan=False)
-    ramp_s: float = Field(0, ge=0, allow_inf_nan=False)
+    runtime_s: float | None = Field(None, gt=0, le=MAX_SECONDS, allow_inf_nan=False)
+    ramp_s: float = Field(0, ge=0, le=MAX_SECONDS, allow_inf_nan=False)
     loops: int | None = Field(None, ge=1, le=2**31 - 1)
     size: str | None = None
     offset: str | None = None
@@ -106,8 +117,12 @@ class Step(BaseModel):
 
     @field_validator("bs", "size", "offset", "ioengine")
     @classmethod
-    def _check_value(cls, v: str | None) -> str | None:
+    def _check_value(cls, v: str | None, info: ValidationInfo) -> str | None:
         if v is not None and (problem := fio_options.value_problem(v)):
+            raise ValueError(problem)
+        if info.field_name == "ioengine" and (
+            problem := fio_options.ioengine_problem(v, ("ioengine",))  # what no opt-in allows
+        ):
             raise ValueError(problem)
         return v
 
@@ -153,14 +168,28 @@ class Step(BaseModel):
         return fio_options.writes(self.rw not in READ_RW, self.ioengine, self.options)
 
     def scaled(self, factor: float) -> Step:
-        """Durations and absolute sizes times ``factor`` (shares of the target stay)."""
+        """Durations and absolute sizes times ``factor`` (shares of the target stay);
+        InputError naming ``--scale`` when one leaves its range (:data:`MAX_SECONDS`,
+        :data:`~ssdlab.units.MAX_BYTES`)."""
         update: dict[str, Any] = {"ramp_s": self.ramp_s * factor}
         if self.runtime_s is not None:
             update["runtime_s"] = max(self.runtime_s * factor, 0.5)
+        for key in ("ramp_s", "runtime_s"):
+            if update.get(key, 0) > MAX_SECONDS:
+                raise InputError(
+                    f"--scale {factor:g}: step {self.name!r} {key} becomes "
+                    f"{update[key]:,.0f} s, more than {MAX_SECONDS:,}"
+                )
         for key in ("size", "offset"):
             value = getattr(self, key)
             if value and not _is_relative(value):
-                update[key] = format_size(max(int(parse_size(value) * factor), self.bs_bytes))
+                scaled = max(int(parse_size(value) * factor), self.bs_bytes)
+                if scaled > MAX_BYTES:
+                    raise InputError(
+                        f"--scale {factor:g}: step {self.name!r} {key} {value} becomes "
+                        f"{scaled:,} bytes, more than fio's {MAX_BYTES:,}"
+                    )
+                update[key] = format_size(scaled)
         return self.model_copy(update=update)
 
 
@@ -170,8 +199,8 @@ class Rounds(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
     name: str = Field(pattern=NAME_PATTERN, max_length=80)
-    max: int = Field(25, ge=1)
-    window: int = Field(5, ge=2)
+    max: int = Field(25, ge=1, le=MAX_STEPS)
+    window: int = Field(5, ge=2, le=MAX_STEPS)
     track: str
     metric: Metric = "iops"
     direction: Direction | None = None
@@ -448,8 +477,7 @@ class Suite(BaseModel):
         groups = [[item.name for item in steps] + runs]
         groups += [[s.name for s in item.steps] for item in steps if isinstance(item, Rounds)]
         for names in groups:
-            twice = sorted({n for n in names if names.count(n) > 1})
-            if twice:
+            if twice := sorted(n for n, times in Counter(names).items() if times > 1):
                 raise ValueError(f"step name {twice[0]!r} is used twice")
         return steps
 
@@ -501,9 +529,14 @@ class Suite(BaseModel):
         return [item for item in self.steps if isinstance(item, Sweep)]
 
     def scaled(self, factor: float) -> Suite:
-        """The same suite with every duration and absolute size times ``factor``."""
-        if not math.isfinite(factor) or factor <= 0:
-            raise InputError(f"--scale must be a positive number, not {factor}")
+        """The same suite with every duration and absolute size times ``factor``; InputError
+        naming ``--scale`` for a factor outside :data:`SCALE_RANGE` or a step it would take
+        out of range (:meth:`Step.scaled`)."""
+        low, high = SCALE_RANGE
+        if not low <= factor <= high:  # NaN fails too
+            raise InputError(
+                f"--scale must be a positive number from {low:g} to {high:g}, not {factor}"
+            )
         if factor == 1:
             return self
         items: list[Item] = [
@@ -529,16 +562,45 @@ def resolve_suite_path(name_or_path: str | Path) -> Path:
         return path
     builtin = BUILTIN_DIR / f"{name_or_path}.toml"
     if not builtin.is_file():
-        known = ", ".join(builtin_suites())
-        raise SuiteError(f"no suite file {path} and no built-in suite of that name ({known})")
+        known = builtin_suites()
+        close = _closest(path.stem, known) if len(path.parts) == 1 else []
+        guess = f"; did you mean {' or '.join(close)}?" if close else ""
+        raise SuiteError(
+            f"no suite file {path} and no built-in suite of that name{guess} "
+            f"(built-in: {', '.join(known)})"
+        )
     return builtin
 
 
+def _closest(name: str, names: list[str]) -> list[str]:
+    """The (at most 3) of ``names`` closest to a mistyped ``name``, the best first."""
+    ratios = {n: difflib.SequenceMatcher(None, name, n).ratio() for n in names}
+    best = max(ratios.values(), default=0.0)
+    close = [n for n, r in ratios.items() if r >= max(0.6, best - 0.1)]
+    return sorted(close, key=lambda n: -ratios[n])[:3]
+
+
 def _read_mapping(path: Path) -> dict[str, Any]:
+    """A suite file's mapping; SuiteError naming the file when it is unreadable or a list in
+    it is longer than :data:`MAX_LIST`."""
     try:
-        return read_mapping(path, "suite file")
+        data = read_mapping(path, "suite file")
     except InputError as exc:
         raise SuiteError(str(exc)) from None
+    _check_lists(data, path, "")
+    return data
+
+
+def _check_lists(value: Any, source: Path, where: str) -> None:
+    """SuiteError naming ``source`` and the key of the first list in ``value`` longer than
+    :data:`MAX_LIST`."""
+    items = value.items() if isinstance(value, dict) else enumerate(value)
+    for key, item in items:
+        at = f"{where}[{key}]" if isinstance(key, int) else f"{where}.{key}".lstrip(".")
+        if isinstance(item, list) and len(item) > MAX_LIST:
+            raise SuiteError(f"{source}: {at} lists {len(item):,} entries, at most {MAX_LIST:,}")
+        if isinstance(item, dict | list):
+            _check_lists(item, source, at)
 
 
 class _SetParams:
@@ -684,12 +746,20 @@ def _merge_includes(data: dict[str, Any], source: Path, seen: tuple[Path, ...]) 
     merged["params"] = params | _table(data.get("params"), source, "params")
     merged["defaults"] = _merge_defaults(defaults, _defaults(data.get("defaults"), source))
     names = [s.get("name") for s in steps + own]
-    if unknown := [n for n in excluded if n not in names]:
+    known = {n for n in names if isinstance(n, str)}
+    if unknown := [n for n in excluded if n not in known]:
         close = difflib.get_close_matches(unknown[0], [str(n) for n in names], n=1, cutoff=0.5)
         hint = f" (did you mean {close[0]}?)" if close else ""
         raise SuiteError(f"{source}: exclude names no step: {', '.join(unknown)}{hint}")
-    merged["steps"] = [s for s in steps + own if s.get("name") not in excluded]
+    dropped = set(excluded)
+    merged["steps"] = [s for s in steps + own if not _named(s, dropped)]
     return merged
+
+
+def _named(step: dict[str, Any], names: set[str]) -> bool:
+    """Whether a raw step's name is one of ``names`` (a name that is no string is none)."""
+    name = step.get("name")
+    return isinstance(name, str) and name in names
 
 
 def _merge_defaults(base: dict[str, Any], over: dict[str, Any]) -> dict[str, Any]:
@@ -717,15 +787,23 @@ def _expand(step: dict[str, Any], source: Path, given: _SetParams) -> list[dict[
     name = str(step.get("name", ""))
     missing = [k for k in lists if "{" + k + "}" not in name]
     empty = [k for k in lists if not step[k]]
-    if missing or empty:
-        k = (missing or empty)[0]
+    long = [k for k in lists if len(step[k]) > MAX_LIST]
+    if missing or empty or long:
+        k = (missing or empty or long)[0]
         problem = (
             f"lists no {k}: give it at least one value"
             if empty
+            else f"lists {len(step[k]):,} {k} values, at most {MAX_LIST:,}"
+            if long
             else f"lists several {', '.join(missing)}: "
             f"put {' '.join('{' + k + '}' for k in missing)} in its name"
         )
         raise given.error(k, step[k], f"step {name!r}", problem, source)
+    if (combos := math.prod(len(step[k]) for k in lists)) > MAX_STEPS:
+        listed = " x ".join(f"{len(step[k]):,} {k}" for k in lists)
+        raise SuiteError(
+            f"{source}: step {name!r} expands to {combos:,} steps ({listed}), at most {MAX_STEPS:,}"
+        )
     out = []
     for combo in itertools.product(*(step[k] for k in lists)):
         values = dict(zip(lists, combo, strict=True))
@@ -745,8 +823,10 @@ def _build_steps(
     in_block: bool = False,
 ) -> list[dict[str, Any]]:
     built: list[dict[str, Any]] = []
+    defined = 0  # step definitions built, a round block's own steps included
     for step in raw:
         where = f"step {step.get('name')!r}"
+        _check_defined(defined, source)
         if "rounds" in step:
             if extra := sorted(map(str, step.keys() - {"name", "rounds", "steps"})):
                 raise SuiteError(f"{source}: {where}: a rounds block takes no {extra[0]}")
@@ -754,6 +834,7 @@ def _build_steps(
             block["name"] = step.get("name")
             inner = _tables(step.get("steps"), source, f"{where}: steps")
             block["steps"] = _build_steps(inner, defaults, source, given, in_block=True)
+            defined += len(block["steps"])
             built.append(block)
             continue
         if "sweep" in step and in_block:
@@ -761,14 +842,24 @@ def _build_steps(
         own = _table(step.get("options"), source, f"{where}: options")
         options = {**defaults.get("options", {}), **own}
         if "sweep" not in step:
-            built += _expand({**defaults, **step, "options": options}, source, given)
+            expanded = _expand({**defaults, **step, "options": options}, source, given)
+            defined += len(expanded)
+            built += expanded
             continue
         sweep = _table(step["sweep"], source, f"{where}: sweep")
         workload = {k: v for k, v in step.items() if k != "sweep"}
         for one in _expand({**defaults, **workload, "options": options}, source, given):
             _no_lists(one, source, given)
             built.append({"name": one.get("name"), "sweep": sweep, "workload": one})
+            defined += 1
+    _check_defined(defined, source)
     return built
+
+
+def _check_defined(defined: int, source: Path) -> None:
+    """SuiteError naming ``source`` when ``defined`` steps are more than :data:`MAX_STEPS`."""
+    if defined > MAX_STEPS:
+        raise SuiteError(f"{source}: the steps expand to more than {MAX_STEPS:,}")
 
 
 def _no_lists(step: dict[str, Any], source: Path, given: _SetParams) -> None:
@@ -845,6 +936,11 @@ def parse_suite(
         suite = Suite.model_validate({**data, "steps": steps, "allowed_fio_options": opt_ins})
     except ValidationError as exc:
         raise _format_validation(source, exc, steps, given) from None
+    if suite.max_steps > MAX_STEPS:
+        raise SuiteError(
+            f"{source}: {suite.max_steps:,} fio runs (every round block to its max, every load "
+            f"of a sweep), at most {MAX_STEPS:,}"
+        )
     _check_options(suite, source, given)
     return suite
 

@@ -18,7 +18,7 @@ from rich.table import Table
 
 from .analysis.percentiles import clamp_to_max, samples_beyond
 from .manifest import Manifest
-from .units import MB, MIXED_BS_LABEL, format_duration, format_size
+from .units import MB, MIXED_BS_LABEL, format_capacity, format_duration, format_size
 
 UNKNOWN = "unknown"
 #: decimals of each display unit, found in a column's heading (``p99 µs``, ``MB/s``...)
@@ -63,20 +63,24 @@ SUMMARY_VIEW: list[tuple[str, str, pl.Expr]] = [
     ("job_index", "Job", pl.col("job_index")),
     ("iops", "IOPS", pl.col("iops").round(0).cast(pl.Int64)),
     ("bw_bytes_s", "MB/s", (pl.col("bw_bytes_s") / MB).round(1)),
-    ("clat_mean_ns", "Mean µs", (pl.col("clat_mean_ns") / 1e3).round(1)),
-    ("clat_p99_ns", "p99 µs", (pl.col("clat_p99_ns") / 1e3).round(1)),
-    ("clat_p99_9_ns", "p99.9 µs", (pl.col("clat_p99_9_ns") / 1e3).round(1)),
-    ("clat_p99_99_ns", "p99.99 µs", (pl.col("clat_p99_99_ns") / 1e3).round(1)),
-    ("clat_max_ns", "Max µs", (pl.col("clat_max_ns") / 1e3).round(1)),
 ]
+#: the summary's completion latencies (ns) and their headings
+SUMMARY_LATENCIES = {
+    "clat_mean_ns": "Mean",
+    "clat_p99_ns": "p99",
+    "clat_p99_9_ns": "p99.9",
+    "clat_p99_99_ns": "p99.99",
+    "clat_max_ns": "Max",
+}
 
 
-def summary_view(summary: pl.DataFrame) -> pl.DataFrame:
+def summary_view(summary: pl.DataFrame, *, latency_text: bool = False) -> pl.DataFrame:
     """The headline columns of a summary in display units (IOPS, MB/s, µs), a step stopped
     before its end marked ``(interrupted)``, percentiles capped at the maximum
     (:func:`~ssdlab.analysis.percentiles.clamp_to_max`). ``Job`` (fio's job index) shows only
     when a step has several job rows: clones reported separately (no ``group_reporting``)
-    are then told apart."""
+    are then told apart. ``latency_text``: each latency written in the unit that suits it
+    (:func:`format_latency`: ``850 ns``, ``3.88 ms``) under a heading naming none."""
     summary = clamp_to_max(summary)
     if "status" in summary.columns:  # a step stopped before its end says so
         stopped = pl.col("status") == "interrupted"
@@ -90,9 +94,15 @@ def summary_view(summary: pl.DataFrame) -> pl.DataFrame:
         and summary.height
         and summary.group_by(keys).len()["len"].max() > 1
     )
+    latencies = [
+        (col, heading, pl.col(col).map_elements(format_latency, return_dtype=pl.String))
+        if latency_text
+        else (col, f"{heading} µs", (pl.col(col) / 1e3).round(1))
+        for col, heading in SUMMARY_LATENCIES.items()
+    ]
     return summary.select(
         expr.alias(heading)
-        for col, heading, expr in SUMMARY_VIEW
+        for col, heading, expr in [*SUMMARY_VIEW, *latencies]
         if col in summary.columns and (col != "job_index" or per_job)
     )
 
@@ -203,7 +213,8 @@ def format_number(value: float | None) -> str:
 
 
 def format_bytes(n_bytes: float) -> str:
-    """Decimal units as drive capacities are given: ``3.84 TB``, ``512 GB``, ``16.8 MB``."""
+    """Bytes written or read in decimal units, as MB/s and endurance ratings (TBW) count them:
+    ``3.84 TB``, ``512 GB``, ``16.8 MB`` (capacities: :func:`~ssdlab.units.format_capacity`)."""
     for unit, scale in (("PB", 1e15), ("TB", 1e12), ("GB", 1e9), ("MB", 1e6), ("kB", 1e3)):
         if n_bytes >= scale:
             return f"{n_bytes / scale:.3g} {unit}"
@@ -248,34 +259,17 @@ def _cells(frame: pl.DataFrame) -> list[list[str]]:
     return [list(row) for row in zip(*columns, strict=True)] if columns else []
 
 
-def holdings(results: Any) -> str:
-    """What a results directory holds besides fio steps, in words (``2 ACT trials``)."""
-    what = {
-        "act_trials": "ACT trial",
-        "power": "power measurement",
-        "smart": "SMART snapshot",
-        "endurance": "endurance figure",
-    }
-    extra = getattr(results, "extra", {})
-    found = [
-        f"{n} {word}{'s' if n != 1 else ''}"
-        for name, word in what.items()
-        if (n := extra[name].height if name in extra else 0)
-    ]
-    return ", ".join(found) or "nothing else"
-
-
-def summary_table(summary: pl.DataFrame, *, results: Any = None) -> Table:
-    """A rich table of :func:`summary_view`; a summary without fio steps (an ACT-only run)
-    gives one line saying so, and what ``results`` (the loaded directory) holds."""
-    if not summary.height:  # one line saying so (and what else the directory holds)
-        held = f"; it holds {holdings(results)}" if results is not None else ""
-        where = f" in {results.path}" if results is not None else ""
+def summary_table(summary: pl.DataFrame, leave_out: Collection[str] = ()) -> Table:
+    """A rich table of :func:`summary_view` for a terminal, latencies in the unit that suits
+    each, but the columns ``leave_out`` names; a summary without fio steps (an ACT-only run)
+    gives one line saying so."""
+    if not summary.height:
         note = Table(show_header=False, box=None, padding=0)
         note.add_column("note")
-        note.add_row(f"No fio step results{where}{held} (ssdlab report shows them).")
+        note.add_row("No fio step results (ssdlab report shows them).")
         return note
-    return rich_table(summary_view(summary))
+    view = summary_view(summary, latency_text=True)
+    return rich_table(view.drop(leave_out, strict=False), numeric=SUMMARY_LATENCIES.values())
 
 
 def rich_table(frame: pl.DataFrame, numeric: Collection[str] = ()) -> Table:
@@ -380,12 +374,12 @@ def drive_facts(manifest: Manifest, summary: pl.DataFrame | None = None) -> pl.D
             ("Transport", device.get("transport") or UNKNOWN),
         ]
     if target is not None:
-        size = f" ({format_bytes(target.size_bytes)})" if target.size_bytes else ""
+        size = f" ({format_capacity(target.size_bytes)})" if target.size_bytes else ""
         facts.append(("Target", f"{target.kind} {target.path}{size}"))
     else:
         facts.append(("Target", f"{UNKNOWN} (not recorded by {_recorder(manifest)})"))
     if host is not None:
-        memory = f", {format_bytes(host.memory_bytes)} memory" if host.memory_bytes else ""
+        memory = f", {format_capacity(host.memory_bytes)} memory" if host.memory_bytes else ""
         threads = f" ({host.cpu_count} threads)" if host.cpu_count else ""
         facts += [
             ("Host", host.hostname),
@@ -475,7 +469,7 @@ def _fio_clock(pinned: str | None, kernel: str | None) -> str | None:
 
 
 def _capacity(size_bytes: int | None) -> str | None:
-    return f"{format_bytes(size_bytes)} ({size_bytes:,} bytes)" if size_bytes else None
+    return f"{format_capacity(size_bytes)} ({size_bytes:,} bytes)" if size_bytes else None
 
 
 def _block_sizes(device: dict) -> str | None:
@@ -509,8 +503,8 @@ def _span(manifest: Manifest) -> str | None:
 
 
 def _size_text(value: str) -> str:
-    """A suite's size as people read it: ``75%``, ``16g``, or bytes as ``26.8 MB``."""
-    return format_bytes(int(value)) if value.isdigit() else value
+    """A suite's size as people read it: ``75%``, ``16g``, or bytes as ``25.6 MiB``."""
+    return format_capacity(int(value)) if value.isdigit() else value
 
 
 def _engines(manifest: Manifest) -> str | None:

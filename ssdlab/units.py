@@ -7,6 +7,9 @@ import re
 #: bytes in a megabyte (10^6), the unit reviews quote bandwidth in
 MB = 1e6
 
+#: the largest size fio reads (it parses sizes as signed 64-bit numbers)
+MAX_BYTES = 2**63 - 1
+
 _SIZE_RE = re.compile(r"^\s*(0x[\da-f]+|\d+(?:\.\d+)?)\s*([kmgtp]?)(i?b?)\s*$", re.IGNORECASE)
 _POW = {"": 0, "k": 1, "m": 2, "g": 3, "t": 4, "p": 5}
 
@@ -16,17 +19,56 @@ def parse_size(value: int | str) -> int:
 
     ``4k``, ``4K`` and ``4kB`` are 4096 bytes; fio's inverted convention makes ``4KiB``
     4000 bytes (see fio's ``kb_base``). A bare number (decimal, or hex as ``0x1000``) is
-    bytes.
+    bytes. ValueError for anything else and for more than :data:`MAX_BYTES`.
     """
     if isinstance(value, int):
-        return value
-    m = _SIZE_RE.match(value)
-    if not m:
+        n_bytes: int | float = value
+    elif m := _SIZE_RE.match(value):
+        number, prefix, suffix = m.groups()
+        base = 1000 if suffix.lower().startswith("i") else 1024
+        amount = int(number, 16) if number[:2].lower() == "0x" else float(number)  # as fio
+        n_bytes = amount * base ** _POW[prefix.lower()]
+    else:
         raise ValueError(f"not a size: {value!r} (use e.g. 4k, 128k, 16g or a byte count)")
+    if n_bytes > MAX_BYTES:  # an infinite float too
+        raise ValueError(f"size {value!r} is more than fio's largest, {MAX_BYTES:,} bytes")
+    return int(n_bytes)
+
+
+#: what a capacity is written with: ``10GB`` (SI, 10^9), ``10GiB`` (IEC, 2^30), ``10g``/``10G``
+#: (fio's bare letters: 2^30), or bytes (decimal, or hex as ``0x1000``)
+_CAPACITY_RE = re.compile(r"^\s*(0x[\da-f]+|\d+(?:\.\d+)?)\s*(?:([kmgtp])(i?B)?)?\s*$", re.I)
+#: binary prefixes, as the kernel and lsblk count capacities
+_IEC = (("PiB", 2**50), ("TiB", 2**40), ("GiB", 2**30), ("MiB", 2**20), ("KiB", 2**10))
+
+
+def parse_capacity(text: str) -> int:
+    """Bytes of a capacity ssdlab is given (``--target-size``), read as written: ``10GB`` is
+    10 x 10^9 bytes, ``10GiB`` 10 x 2^30, and a bare letter (``10g``, ``10G``) is fio's
+    (``kb_base=1024``: 10 x 2^30); a plain number is bytes. ValueError for anything else
+    (``10Gb``: bits?) and for more than :data:`MAX_BYTES`."""
+    m = _CAPACITY_RE.match(text)
+    if m is None or (m[3] and m[3][-1] != "B"):
+        raise ValueError(
+            f"not a size: {text!r} (10GB is 10 x 10^9 bytes, 10GiB and 10g are 10 x 2^30, "
+            "a plain number is bytes)"
+        )
     number, prefix, suffix = m.groups()
-    base = 1000 if suffix.lower().startswith("i") else 1024
-    value = int(number, 16) if number[:2].lower() == "0x" else float(number)  # fio takes hex
-    return int(value * base ** _POW[prefix.lower()])
+    power = _POW[(prefix or "").lower()]
+    base = 1000 if suffix and suffix.lower() == "b" else 1024
+    amount = int(number, 16) if number[:2].lower() == "0x" else float(number)
+    if amount * base**power > MAX_BYTES:
+        raise ValueError(f"size {text!r} is more than fio's largest, {MAX_BYTES:,} bytes")
+    return int(amount * base**power)
+
+
+def format_capacity(n_bytes: float) -> str:
+    """A capacity (of a drive, a file, a limit) in binary units, as the kernel and lsblk
+    give them: ``256 GiB``, ``9.3 GiB``, ``1.5 MiB``, ``512 bytes``."""
+    for unit, scale in _IEC:
+        if n_bytes >= scale:
+            return f"{n_bytes / scale:.1f}".removesuffix(".0") + f" {unit}"
+    return f"{n_bytes:.0f} bytes"
 
 
 def format_size(n_bytes: int) -> str:

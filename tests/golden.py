@@ -38,6 +38,9 @@ RENAMED: dict[str, dict[str, str]] = {
 ADDED: dict[str, tuple[str, ...]] = {
     # issue 16: endurance projections read the capacity and the average erase count
     "smart": ("capacity_bytes", "average_erase_count"),
+    # issue 25: an ACT trial names its device, and whether it is another device's or its
+    # search stopped at --max-load (the ACT corpus's are pinned in test_golden.py)
+    "act_trials": ("device", "other_device", "search_cap"),
 }
 #: Values corrected since the frames were recorded (frame -> correction of the recording),
 #: with why; every other value is still pinned.

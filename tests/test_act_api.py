@@ -40,7 +40,9 @@ def test_bad_settings_are_refused_before_anything_is_created(tmp_path: Path) -> 
         act_trials(tmp_path / "act", settings={"record-bytes": "many"})
     with pytest.raises(SsdlabError, match="--fio-option"):
         act_trials(tmp_path / "act", fio_options={"exec_prerun": "x"})
-    with pytest.raises(SsdlabError, match="--target-size 1,048,576 bytes: a file target is at"):
+    with pytest.raises(
+        SsdlabError, match=r"--target-size 1,048,576 bytes \(1 MiB\): a file target is at"
+    ):
         act_trials(tmp_path / "act", target_size=2**20)  # not a larger file than asked for
     assert not (tmp_path / "act").exists()
     assert act_config({"record-bytes": "1500"}).record_bytes == 1500

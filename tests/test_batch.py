@@ -20,7 +20,7 @@ import pytest
 from bs4 import BeautifulSoup
 from conftest import ROOT, ssdlab_cli
 
-from ssdlab.catalog import find_results
+from ssdlab.discover import find_results
 from ssdlab.report import chromium
 from ssdlab.report.batch import (
     ReportJob,

@@ -80,7 +80,7 @@ def test_existing_file_target_is_described_and_left_alone(tmp_path: Path) -> Non
     assert proc.returncode == 0, proc.stderr
     after = target.stat()
     assert (after.st_size, after.st_mtime_ns) == (before.st_size, before.st_mtime_ns)
-    assert "16,777,216 bytes (16.78 MB) once created or grown by the run" in proc.stdout
+    assert "16,777,216 bytes (16 MiB) once created or grown by the run" in proc.stdout
 
 
 def test_a_job_fio_refuses_fails_the_plan_and_the_run_before_any_step(tmp_path: Path) -> None:

@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
@@ -47,6 +48,7 @@ def loaded(*argv: str) -> list[str]:
         ("power", "attach", "--help"),
         ("report", "--help"),
         ("plan", "--help"),
+        ("sql", "--help"),
         ("--version",),
     ],
 )
@@ -88,3 +90,24 @@ def test_a_command_built_alone_has_the_help_of_the_whole_app(capsys) -> None:
         assert helps(alone) == {k: v for k, v in every.items() if k.split()[0] == name}
     assert list(_command(["--help"]).commands) == names
     assert list(_command(["no-such-command"]).commands) == names
+
+
+RENDERING = {"altair", "vl_convert", "nbconvert", "papermill", "duckdb"}
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [("summary", "data/quick-demo"), ("report", "data/quick-demo", "-o", "x.pdf")],
+)
+def test_commands_that_render_nothing_load_no_renderer(argv: tuple[str, ...]) -> None:
+    """``summary``, and ``report`` refusing its arguments, load no chart or notebook library
+    (``summary`` took 4.5 s here importing altair to find out whether its path is a fleet)."""
+    code = PROBE.replace("{heavy!r}", repr(tuple(RENDERING))).replace("{{", "{").replace("}}", "}")
+    proc = subprocess.run(
+        [sys.executable, "-c", code, *argv],
+        capture_output=True,
+        text=True,
+        check=True,
+        cwd=Path(__file__).parents[1],
+    )
+    assert json.loads(proc.stdout.splitlines()[-1]) == []

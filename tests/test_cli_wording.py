@@ -16,7 +16,8 @@ from conftest import ROOT, ssdlab_cli
 import ssdlab
 from ssdlab.cli import _tidy_help, app
 from ssdlab.console import plural
-from ssdlab.report.batch import fleet_title, parent_of_runs
+from ssdlab.discover import parent_of_runs
+from ssdlab.report.batch import fleet_title
 
 DEMO = ROOT / "data" / "quick-demo"
 

@@ -35,6 +35,13 @@ def test_frames_are_the_recorded_ones(name: str) -> None:
         assert_frame_equal(got.select(expected.columns), expected, check_exact=True), frame
 
 
+def test_the_act_corpus_trial_names_its_target_as_its_device() -> None:
+    """The columns :data:`golden.ADDED` leaves out of ``act_trials``, pinned: a fio trial
+    recorded before trials named devices ran on its directory's target."""
+    added = frames_of("act")["act_trials"].select(ADDED["act_trials"])
+    assert added.rows() == [("file /tmp/tmpzun4hw9d/act.bin (1 GiB)", False, False)]
+
+
 @pytest.mark.parametrize("broken", ["fio.json", "fio_iops.1.log"])
 def test_an_interrupted_step_with_unreadable_output_keeps_its_smart_captures(
     tmp_path: Path, broken: str

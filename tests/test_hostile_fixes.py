@@ -77,7 +77,7 @@ def test_fio_grows_a_file_exactly_to_the_furthest_byte(
 def test_a_target_size_below_the_smallest_file_target_is_refused() -> None:
     """``--target-size 1k`` was planned as 1,024 bytes while the run used 16 MiB."""
     with pytest.raises(
-        SsdlabError, match=r"--target-size 1,024 bytes: .* 16,777,216 bytes \(16m\)"
+        SsdlabError, match=r"--target-size 1,024 bytes \(1 KiB\): .* 16,777,216 bytes \(16 MiB\)"
     ):
         check_file_size(1024)
     check_file_size(MIN_FILE_BYTES)

@@ -18,6 +18,7 @@ from test_fleet import _wait_for
 from test_fleet_safety import _digest, _patterned
 
 import ssdlab
+from ssdlab.discover import parent_of_runs
 from ssdlab.errors import InputError, SsdlabError
 from ssdlab.fleet import FleetFailed, load_fleet
 from ssdlab.fleet.hosts import local_targets
@@ -25,7 +26,7 @@ from ssdlab.fleet.local import local_servers
 from ssdlab.fleet.targets import run_targets
 from ssdlab.layout import SERVERS_RECORD
 from ssdlab.lock import results_lock
-from ssdlab.report.batch import fleet_title, parent_of_runs
+from ssdlab.report.batch import fleet_title
 from ssdlab.review.compare import load_comparison
 from ssdlab.suite import load_suite
 

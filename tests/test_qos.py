@@ -391,8 +391,10 @@ def test_report_all_cells_compares_unlike_cells(
 
     monkeypatch.setattr(notebooks, "render_report", record)
     out = tmp_path / "cmp.html"
-    assert main(["report", str(run), str(act_dir), "-o", str(out)]) == 0
-    assert main(["report", str(run), str(act_dir), "--all-cells", "-o", str(out)]) == 0
+    twin = tmp_path / "twin"  # the same cells: something to compare (an ACT run has none)
+    shutil.copytree(run, twin)
+    assert main(["report", str(run), str(twin), "-o", str(out)]) == 0
+    assert main(["report", str(run), str(twin), "--all-cells", "-o", str(out)]) == 0
     assert [p["like_for_like"] for p in given] == [True, False]
     assert main(["report", str(run), "--all-cells", "-o", str(out)]) == 1
     assert main(["report", str(run), str(act_dir), "--qos", "act", "-o", str(out)]) == 1

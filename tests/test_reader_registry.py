@@ -22,6 +22,7 @@ from ssdlab.formats import FORMATS, Format
 from ssdlab.importer import import_results
 from ssdlab.io.fio_formats import fio_rows
 from ssdlab.io.fio_json import FioJson, fio_frames, parse_fio_json, read_fio_json
+from ssdlab.manifest import Manifest
 from ssdlab.telemetry.attach import ReaderOptions, attach_power
 from ssdlab.telemetry.power import POWER_FORMATS, PowerTrace
 from ssdlab.telemetry.power.generic import read_power_csv
@@ -140,8 +141,11 @@ WATTS = Format(
 def test_a_plugin_power_format_takes_the_options_it_names(tmp_path: Path) -> None:
     run = tmp_path / "run"
     shutil.copytree(CORPORA / "telemetry", run)
-    trace = tmp_path / "meter.csv"
-    trace.write_text("t,w\n0,5\n0.5,6\n")
+    trace = tmp_path / "meter.csv"  # 10 s at 2 Hz from 1 s before the first step
+    trace.write_text("t,w\n" + "".join(f"{n / 2},{5 + n % 2}\n" for n in range(21)))
+    start = Manifest.load(run).steps[0].started
+    assert start is not None
+    epoch = start.timestamp() - 1
     names = {"start_epoch_s": "--start-epoch", "tz": "--tz"}
 
     def attach(**options: Any) -> PowerTrace:
@@ -159,12 +163,12 @@ def test_a_plugin_power_format_takes_the_options_it_names(tmp_path: Path) -> Non
         with pytest.raises(InputError, match="power format 'watts' needs --start-epoch"):
             attach()
         with pytest.raises(InputError, match="power format 'watts' takes no --tz"):
-            attach(start_epoch_s=1e9, tz="UTC")
-        attached = attach(start_epoch_s=1e9)
+            attach(start_epoch_s=epoch, tz="UTC")
+        attached = attach(start_epoch_s=epoch)
     finally:
         FORMATS.unregister("power", WATTS.name)
-    assert attached.frame["time_s"].to_list() == [1e9, 1e9 + 0.5]
-    assert attached.frame["power_w"].to_list() == [5.0, 6.0]
+    assert attached.frame["time_s"].to_list() == [epoch + n / 2 for n in range(21)]
+    assert attached.frame["power_w"].to_list() == [5.0 + n % 2 for n in range(21)]
     as_tuple = Format(
         "watts", "power", lambda path: (read_watts(path, start_epoch_s=1e9).frame, {}), WATTS.sniff
     )

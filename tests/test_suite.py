@@ -224,7 +224,7 @@ def test_size_strings_read_as_fio_reads_them(tmp_path: Path, size: str) -> None:
         ({"blocksize": "1m"}, ("blocksize",), "--allow-fio-option blocksize: set the step's"),
         ({"unified_rw_reporting": 1}, (), "ssdlab sets it"),
         ({"group_reporting": 0}, (), "ssdlab sets it"),
-        ({"directory": "/tmp"}, (), "'directory' chooses files or devices"),
+        ({"directory": "/tmp"}, ("directory",), "'directory' makes fio read or write other files"),
         ({"trim_percentage": 10}, (), "'trim_percentage' makes fio write"),
         ({"filesize": "2m"}, (), "'filesize' makes fio write"),
         ({"cgroup": "x"}, (), "'cgroup' runs programs or changes the system"),

@@ -30,6 +30,9 @@ from .latency import ACT_SLICE_S, pct_column, slice_table
 
 FIO_HIST_BINS = GROUPS[3] * PLAT_VAL  # fio 3.x: 1856 bins
 _READ = DIRECTIONS.index("read")  # fio's ddir
+#: the most cells (read rows x bins, 8 bytes each) :func:`read_hist_reads` lays out: a day
+#: of 1 s rows of fio 3.x's 1856 bins is 160 million
+MAX_CELLS = 2**28
 
 
 @dataclass(frozen=True)
@@ -62,6 +65,11 @@ def read_hist_reads(path: str | Path) -> HistReads:
     if log.heads.size and log.heads[:, 0].max() >= EPOCH_MS_MIN:
         raise InputError(f"{path}: epoch timestamps (log_unix_epoch=1) are not supported")
     reads = np.flatnonzero(log.heads[:, 1] == _READ)
+    if reads.size * log.meta["n_bins"] > MAX_CELLS:
+        raise InputError(
+            f"{path}: {reads.size:,} read rows of {log.meta['n_bins']} bins, over ssdlab's "
+            f"limit of {MAX_CELLS:,} for an ACT latency table (docs/limits.md)"
+        )
     at = np.full(len(log.heads), -1)  # each row's place among the read rows
     at[reads] = np.arange(reads.size)
     keep = at[log.row] >= 0

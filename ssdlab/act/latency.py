@@ -33,6 +33,8 @@ if TYPE_CHECKING:
 #: strictly below these limits in every slice (classically 1-hour slices).
 ACT_LIMITS: dict[float, float] = {1: 5.0, 8: 1.0, 64: 0.1}
 ACT_SLICE_S = 3600  # act_latency.py's default slice
+#: ACT's rating run: its default test-duration-sec, judged in slices of :data:`ACT_SLICE_S`
+ACT_RATING_S = 86_400
 US_SHIFT = 10  # 2^10 µs stands in for 1 ms in microsecond histograms
 _GAP = "  "
 
@@ -44,7 +46,8 @@ def pct_column(threshold_ms: float, prefix: str = "pct_over") -> str:
 
 def threshold_bucket(threshold_ms: float, microseconds: bool) -> int:
     """ACT bucket index whose upper edge is the threshold (power-of-two milliseconds)."""
-    exponent = math.log2(threshold_ms) if threshold_ms > 0 else -1.0
+    finite = math.isfinite(threshold_ms) and threshold_ms > 0
+    exponent = math.log2(threshold_ms) if finite else -1.0
     bucket = int(exponent) + (US_SHIFT if microseconds else 0)
     if exponent != int(exponent) or bucket < 0:
         unit = "2^k ms with k >= -10" if microseconds else "1, 2, 4, 8, ... ms"

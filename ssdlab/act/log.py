@@ -290,7 +290,7 @@ def read_act_log(path: str | Path) -> ActLog:
     or non-ACT file, or another ACT major version raises :class:`InputError`.
     """
     path = Path(path)
-    text = read_text(path, "an ACT log")
+    text = read_text(path, "an ACT log", "ACT logs")
     if not text.strip():
         raise InputError(f"{path}: empty file")
     lines = text.splitlines()

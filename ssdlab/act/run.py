@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import contextlib
 import math
+import numbers
 from collections.abc import Collection, Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -26,6 +27,7 @@ from rich.console import Console
 from ..errors import SsdlabError
 from ..execute import LocalFio, RunHook, RunInterrupted, StepExecutor, StepFailed
 from ..fio import fio_binary
+from ..io.text import check_utf8_path
 from ..manifest import Manifest, now
 from ..progress import RunDisplay
 from ..runner import DEFAULT_FILE_BYTES
@@ -35,7 +37,9 @@ from .search import Search, check_search, find_score
 from .trials import (
     VERDICTS,
     ActRecord,
+    DeviceId,
     FioSettings,
+    SearchRecord,
     SliceResult,
     Trial,
     TrialStatus,
@@ -59,7 +63,7 @@ DESCRIPTION = "Aerospike ACT storage workload emulated with fio"
 class ActRunner:
     """ACT trials against one target in one results directory; use as a context manager
     (it releases the target and closes the run, also on errors and interrupts). The results
-    directory is locked from construction to exit."""
+    directory and the target are locked from construction to exit."""
 
     record: ActRecord
 
@@ -92,18 +96,20 @@ class ActRunner:
 
         with contextlib.ExitStack() as stack:  # the lock is kept only if all goes well
             stack.enter_context(guard_run(out, "act"))
-            manifest = set_up_local(
-                out,
-                target,
-                size_bytes=target_size or DEFAULT_FILE_BYTES,
-                writes=True,
-                destroy_data=destroy_data,
-                binary=binary,
-                open_run=lambda planned: (
-                    resumed(out, SUITE, planned, "ACT trials")
-                    or new_manifest(SUITE, DESCRIPTION, label, target)
-                ),
-                ready=ready,
+            manifest = stack.enter_context(
+                set_up_local(
+                    out,
+                    target,
+                    size_bytes=target_size or DEFAULT_FILE_BYTES,
+                    writes=True,
+                    destroy_data=destroy_data,
+                    binary=binary,
+                    open_run=lambda planned: (
+                        resumed(out, SUITE, planned, "ACT trials")
+                        or new_manifest(SUITE, DESCRIPTION, label, target)
+                    ),
+                    ready=ready,
+                )
             )
             self._stack = stack.pop_all()
         self.display = RunDisplay("ACT trials", 0, console)
@@ -145,11 +151,8 @@ class ActRunner:
             ):
                 self.display.print(f"{done.summary} (judged earlier)")
                 return done
-        if duration_s % slice_s or slice_s * 1000 < 2 * settings.hist_msec:
-            raise SsdlabError(
-                f"the duration ({duration_s} s) must be whole slices of {slice_s} s, and a slice "
-                f"at least two histogram windows ({settings.hist_msec} ms)"
-            )
+        if problem := _timing_problem(TrialTiming(duration_s, slice_s, settings.hist_msec)):
+            raise SsdlabError(problem)
         assert self.manifest.target is not None
         config = ActConfig.model_validate(settings.config)
         try:
@@ -185,6 +188,7 @@ class ActRunner:
                 slice_s=slice_s,
                 started=now(),
                 settings=settings,
+                devices=[DeviceId.of_target(self.manifest.target)],
             )
         )
         self.record.save(self.out)
@@ -258,6 +262,33 @@ class ActRunner:
         return judged
 
 
+def _timing_problem(timing: TrialTiming) -> str | None:
+    """Why trials cannot run with ``timing``, or None."""
+    if timing.duration_s % timing.slice_s or timing.slice_s * 1000 < 2 * timing.hist_msec:
+        return (
+            f"the duration ({timing.duration_s} s) must be whole slices of {timing.slice_s} s, "
+            f"and a slice at least two histogram windows ({timing.hist_msec} ms)"
+        )
+    return None
+
+
+def _check_numbers(counts: Mapping[str, int | None], max_lag_s: float | None) -> None:
+    """SsdlabError naming the first option of ``counts`` (option -> value) that is given and
+    not a whole number >= 1, or a ``max_lag_s`` (--max-lag) that is not a finite number > 0."""
+    for name, value in counts.items():
+        if value is not None and (
+            isinstance(value, bool) or not isinstance(value, int) or value < 1
+        ):
+            raise SsdlabError(f"{name} must be a whole number of at least 1, not {value!r}")
+    if max_lag_s is not None and not (
+        isinstance(max_lag_s, numbers.Real)
+        and not isinstance(max_lag_s, bool)
+        and math.isfinite(max_lag_s)
+        and max_lag_s > 0
+    ):
+        raise SsdlabError(f"--max-lag must be a finite number of seconds > 0, not {max_lag_s!r}")
+
+
 @dataclass
 class ActTrials:
     """Trials of one fio emulation of ACT (``settings`` and ``timing`` fixed) in one results
@@ -290,10 +321,10 @@ class ActTrials:
         self, *, start: float | None = None, resolution: float = 1.0, max_load: float = 1024.0
     ) -> Search:
         """The drive's ACT score, the highest load that passes (:func:`find_score`, one trial
-        per load it tries); SsdlabError for a start, resolution or max_load that is not a finite
-        number > 0, or a max_load below start."""
+        per load it tries), the search kept in the ACT record; SsdlabError for a start,
+        resolution or max_load that is not a finite number > 0, or a max_load below start."""
         try:
-            return find_score(
+            search = find_score(
                 lambda load: self.trial(load).status == "passed",
                 start=start,
                 resolution=resolution,
@@ -301,6 +332,22 @@ class ActTrials:
             )
         except ValueError as exc:
             raise SsdlabError(str(exc)) from None
+        record = self.runner.record
+        record.searches.append(
+            SearchRecord(
+                start=start,
+                resolution=resolution,
+                max_load=max_load,
+                duration_s=self.timing.duration_s,
+                slice_s=self.timing.slice_s,
+                tried=search.tried,
+                score=search.score,
+                capped=search.capped,
+                ended=now(),
+            )
+        )
+        record.save(self.runner.out)
+        return search
 
 
 def act_trials(
@@ -330,7 +377,9 @@ def act_trials(
     results directory is locked and the target (default: a temporary file of 1 GiB) set
     up, as :class:`ActRunner` does; so are ``load``, the load ``act run`` will try, and
     ``search``, the start (or None), resolution and max load of ``act score`` (SsdlabError
-    naming the option: --load, --start, --resolution, --max-load)."""
+    naming the option: --load, --start, --resolution, --max-load), the timing, the counts and
+    ``max_lag_s`` (:func:`_check_numbers`)."""
+    check_utf8_path(out, "--out")
     if load is not None and (problem := load_problem(load, "--load")):
         raise SsdlabError(problem)
     if search is not None:
@@ -338,8 +387,12 @@ def act_trials(
             check_search(*search, names=("--start", "--resolution", "--max-load"))
         except ValueError as exc:
             raise SsdlabError(str(exc)) from None
+    counts = {"--duration": duration_s, "--slice": slice_s, "--hist-msec": hist_msec}
+    _check_numbers({**counts, "--small-read-jobs": small_read_jobs}, max_lag_s)
     config = act_config(settings or {})
     timing = TrialTiming.of(config, duration_s=duration_s, slice_s=slice_s, hist_msec=hist_msec)
+    if problem := _timing_problem(timing):
+        raise SsdlabError(problem)
     fio = fio_settings(
         config,
         timing,

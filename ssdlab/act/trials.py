@@ -15,6 +15,11 @@ s % sustained for T seconds is a lag of s x T / 100 s: a slice whose largest lag
 ``max_lag_s`` ends the trial as ``cant_keep_up``. fio restarts its rate clock with every
 slice, so the lag does not carry over from one slice to the next.
 
+Device identity: every trial records what it ran on (:class:`DeviceId`): a fio trial the
+results directory's target (``act run`` refuses another target in the same directory), a
+native trial the devices its ACT log names. A native log of another device joins a results
+directory only when asked (``other_device``): it is shown, marked, and left out of the score.
+
 Statuses: ``passed`` (every slice of the duration passed), ``failed`` (a slice over a limit,
 or a native log that stopped with an ERROR), ``cant_keep_up`` (lag, or ACT's own "can't keep
 up" ERROR), ``abandoned`` (no verdict: interrupted, fio failed, or a native log that ends
@@ -39,8 +44,9 @@ from ..io.fio_json import FioJson
 from ..io.text import read_bytes
 from ..layout import ACT_RECORD, FIO_JSON
 from ..logs import MISSING_LOG, job_logs, job_options
+from ..manifest import TargetInfo
 from ..pipeline import result_jobs
-from ..units import parse_size
+from ..units import format_capacity, parse_size
 from ..vocab import DIRECTIONS
 from .histogram import over_counts, read_hist_reads, same_layout
 from .latency import ACT_LIMITS, latency_table, passes, pct_column, slice_table
@@ -100,9 +106,95 @@ class FioSettings(BaseModel):
         fio_options.check_options(self.fio_options, self.allowed_fio_options, "--fio-option")
 
 
+class DeviceId(BaseModel):
+    """What a trial ran on, as known when it ran: a block device by kernel ``name``, model,
+    serial and size; a file by its path and size; a device an ACT log names by the name the
+    log gives (the kernel name for ``/dev/<name>``, else the whole path) and the size of its
+    device line (a log names no model or serial)."""
+
+    kind: Literal["block", "file"]
+    name: str
+    size_bytes: int | None = None
+    model: str | None = None
+    serial: str | None = None
+
+    @classmethod
+    def of_target(cls, target: TargetInfo) -> DeviceId:
+        """A results directory's target (:class:`~ssdlab.manifest.TargetInfo`)."""
+        device = target.device or {}
+        if target.kind == "block":
+            name = device.get("name") or Path(target.path).name
+            return cls(
+                kind="block",
+                name=name,
+                size_bytes=target.size_bytes,
+                model=device.get("model"),
+                serial=device.get("serial"),
+            )
+        return cls(kind="file", name=target.path, size_bytes=target.size_bytes)
+
+    @classmethod
+    def of_log(cls, log: ActLog) -> list[DeviceId]:
+        """The devices a native ACT log names (``device-names``), with their sizes."""
+        sizes = {d.name: d.size_bytes for d in log.devices}
+        found = []
+        for path in log.config.get("device-names", []):
+            direct = path.startswith("/dev/") and "/" not in path[len("/dev/") :]
+            found.append(
+                cls(
+                    kind="block" if path.startswith("/dev/") else "file",
+                    name=path[len("/dev/") :] if direct else path,
+                    size_bytes=sizes.get(path),
+                )
+            )
+        return found
+
+    def same(self, other: DeviceId) -> bool:
+        """Shown to be the same device: by model, serial and size when both have a serial;
+        never when only one has (the other cannot be told apart); else by kind, name and a
+        known, equal size."""
+        if self.serial and other.serial:
+            mine, theirs = (self.model, self.serial), (other.model, other.serial)
+            return mine == theirs and self.size_bytes == other.size_bytes
+        if self.serial or other.serial or self.size_bytes is None:
+            return False
+        return (self.kind, self.name, self.size_bytes) == (other.kind, other.name, other.size_bytes)
+
+    def describe(self) -> str:
+        """``nvme0n1 (model X, serial Y, 1.7 TiB)``, ``file /data/act.dat (1 GiB)``."""
+        facts = [f"{k} {v}" for k, v in (("model", self.model), ("serial", self.serial)) if v]
+        if self.size_bytes is not None:
+            facts.append(format_capacity(self.size_bytes))
+        shown = f"file {self.name}" if self.kind == "file" else self.name
+        return f"{shown} ({', '.join(facts)})" if facts else shown
+
+
+def same_devices(a: list[DeviceId], b: list[DeviceId]) -> bool:
+    """The two lists name the same devices (in any order), each shown the same; never an
+    empty list (nothing to tell apart)."""
+    if not a or not b:
+        return False
+    unmatched = list(b)
+    for device in a:
+        match = next((d for d in unmatched if device.same(d)), None)
+        if match is None:
+            return False
+        unmatched.remove(match)
+    return not unmatched
+
+
+def describe_devices(devices: list[DeviceId] | None) -> str:
+    """The devices of a trial in words; ``device not recorded`` for None."""
+    if not devices:
+        return "device not recorded"
+    return " and ".join(d.describe() for d in devices)
+
+
 class Trial(BaseModel):
     """One load level: its slices and verdict. ``log`` is a native trial's copy of its ACT
-    log, relative to the results directory."""
+    log, relative to the results directory. ``devices``: what it ran on (None: not recorded;
+    see :func:`trial_devices`); ``other_device``: imported from another device than the
+    run's, on request, and left out of the score."""
 
     trial: int
     source: Literal["fio", "native"]
@@ -115,6 +207,8 @@ class Trial(BaseModel):
     ended: datetime | None = None
     settings: FioSettings | None = None
     log: str | None = None
+    devices: list[DeviceId] | None = None
+    other_device: bool = False
     slices: list[SliceResult] = Field(default_factory=list)
 
     def mark_passed(self) -> None:
@@ -123,8 +217,38 @@ class Trial(BaseModel):
 
     @property
     def summary(self) -> str:
-        """One line: trial, load, source, verdict and why."""
-        return f"trial {self.trial} ({self.load:g}x, {self.source}): {self.status}: {self.reason}"
+        """One line: trial, load, source, verdict and why (and, for a trial from another
+        device, which one and that the score leaves it out)."""
+        line = f"trial {self.trial} ({self.load:g}x, {self.source}): {self.status}: {self.reason}"
+        if self.other_device:
+            line += f" [another device: {describe_devices(self.devices)}; not in the score]"
+        return line
+
+
+def trial_devices(trial: Trial, target: TargetInfo | None) -> list[DeviceId] | None:
+    """What ``trial`` ran on: as its record says, else, for a fio trial, the results
+    directory's ``target`` (the only one ``act run`` uses in a directory); None when unknown
+    (a native trial recorded before devices were)."""
+    if trial.devices is not None:
+        return trial.devices
+    if trial.source == "fio" and target is not None:
+        return [DeviceId.of_target(target)]
+    return None
+
+
+class SearchRecord(BaseModel):
+    """One ``act score`` search: its options, the loads it tried (in order) and its outcome
+    (``capped``: the score is ``max_load``, which passed)."""
+
+    start: float | None = None
+    resolution: float
+    max_load: float
+    duration_s: int
+    slice_s: int
+    tried: list[float] = Field(default_factory=list)
+    score: float | None = None
+    capped: bool = False
+    ended: datetime | None = None
 
 
 class ActRecord(BaseModel):
@@ -132,6 +256,7 @@ class ActRecord(BaseModel):
 
     format_version: int = 1
     trials: list[Trial] = Field(default_factory=list)
+    searches: list[SearchRecord] = Field(default_factory=list)
 
     @classmethod
     def load(cls, results_dir: Path) -> ActRecord:
@@ -281,6 +406,7 @@ def native_trial(log: ActLog, *, slice_s: int, load: float | None = None) -> Tri
         load=native_load(log) if load is None else load,
         duration_s=duration,
         slice_s=slice_s,
+        devices=DeviceId.of_log(log),
     )
     requested = float(
         log.derived.get("internal-read-reqs-per-sec", log.config.get("read-reqs-per-sec", 0))

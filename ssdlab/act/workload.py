@@ -50,6 +50,10 @@ def _power_of_2(n: int) -> bool:
     return n > 0 and n & (n - 1) == 0
 
 
+#: the largest load multiple ssdlab runs or configures: far above any drive's rating (hundreds)
+MAX_LOAD = 10_000
+
+
 def load_problem(value: float, name: str = "load") -> str | None:
     """Why ``value`` cannot be a load multiple (or a search's resolution), named ``name``:
     anything but a finite number > 0; None when it can."""
@@ -57,6 +61,8 @@ def load_problem(value: float, name: str = "load") -> str | None:
         return f"{name} must be a number, not {value!r}"
     if not (math.isfinite(value) and value > 0):
         return f"{name} must be positive and finite, not {value:g}"
+    if value > MAX_LOAD:
+        return f"{name} must be at most {MAX_LOAD:,}x (ACT's 1x is 2,000 reads/s), not {value:g}"
     return None
 
 

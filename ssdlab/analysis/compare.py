@@ -20,6 +20,7 @@ from typing import Any
 
 import polars as pl
 
+from ..act.frames import act_score
 from ..act.latency import ACT_LIMITS
 from ..phrases import rephrase, workload_phrase
 from ..results import Results
@@ -523,13 +524,16 @@ class ComparisonAnalysis:
 
     @cached_property
     def act(self) -> tuple[pl.DataFrame, pl.DataFrame]:
-        """(scores, exceedances) of the drives with ACT trials: per drive its score (``load``,
-        ``reads_s`` asked at that load, ``base_reads_s`` at 1x, trial ``duration_s`` and
-        ``slice_s``); per drive, load run by two or more drives and threshold, the worst
-        slice's share of reads at or over it (``pct``, ``limit_pct``)."""
+        """(scores, exceedances) of the drives with ACT trials on their own device (another
+        device's trials left out): per drive its score (:func:`~ssdlab.act.frames.act_score`:
+        ``load``, ``reads_s`` asked at that load, ``base_reads_s`` at 1x, trial ``duration_s``
+        and ``slice_s``, ``lower_bound``: no load above it failed); per drive, load run by two
+        or more drives and threshold, the worst slice's share of reads at or over it (``pct``,
+        ``limit_pct``)."""
         scores, exceed = [], []
         for drive, name in zip(self.drives, self.names, strict=True):
-            trials, slices = drive.results.act_trials, drive.results.act_slices
+            trials = drive.results.act_trials.filter(~pl.col("other_device"))
+            slices = drive.results.act_slices
             if not trials.height:
                 continue
             rates = (
@@ -540,9 +544,8 @@ class ComparisonAnalysis:
             trials = trials.join(rates, on="trial", how="left").with_columns(
                 reads_s=pl.col("requested_read_rate").fill_null(pl.col("load") * 2000.0)
             )
-            passed = trials.filter(pl.col("passed"))
-            if passed.height:
-                best = passed.sort("load", "trial").row(-1, named=True)
+            score = act_score(trials)
+            if (best := score.best) is not None:
                 scores.append(
                     {
                         "drive": name,
@@ -551,6 +554,7 @@ class ComparisonAnalysis:
                         "base_reads_s": best["reads_s"] / best["load"],
                         "duration_s": best["duration_s"],
                         "slice_s": best["slice_s"],
+                        "lower_bound": score.lower_bound,
                     }
                 )
             for row in latest(trials.rename({"trial": "step_index"}), ["load"]).iter_rows(
@@ -576,6 +580,7 @@ class ComparisonAnalysis:
                 "base_reads_s": pl.Float64,
                 "duration_s": pl.Int64,
                 "slice_s": pl.Int64,
+                "lower_bound": pl.Boolean,
             },
         )
         exceed_frame = pl.DataFrame(
@@ -619,7 +624,8 @@ class ComparisonAnalysis:
     def _act_scores(self) -> pl.DataFrame:
         scores, exceed = self.act
         rows = []
-        if scores.height >= 2:
+        # a lower bound supports no order or tie: act_comparison states such scores
+        if scores.height >= 2 and not scores["lower_bound"].any():
             same_base = scores["base_reads_s"].n_unique() == 1
             for r in scores.iter_rows(named=True):
                 if same_base:

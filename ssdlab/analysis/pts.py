@@ -299,7 +299,7 @@ def step_series(timeseries: pl.DataFrame, step_index: int) -> pl.DataFrame:
     window's end: the running sum of ``bw_bytes_s`` x ``window_s``).
 
     fio logs whole windows only, so the last one may fall short of the step's ``io_bytes``
-    by the partial window after it; a window fio logged after an idle time spans it."""
+    by up to one partial interval per job; a window fio logged after an idle time spans it."""
     series = (
         timeseries.filter(pl.col("step_index") == step_index)
         .group_by("t_s")

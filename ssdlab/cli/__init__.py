@@ -15,6 +15,7 @@ import gc
 import inspect
 import os
 import re
+import signal
 import sys
 import threading
 from pathlib import Path
@@ -22,7 +23,7 @@ from typing import TYPE_CHECKING, Annotated, Any, NoReturn
 
 import typer
 
-from ..errors import RunInterrupted, SsdlabError
+from ..errors import InputError, RunInterrupted, SsdlabError
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -58,11 +59,12 @@ def _options(
 
 
 def target_size_option(text: str) -> int:
-    """``--target-size`` (of ``run`` and ``act``) in bytes; a clear error when it is no size."""
-    from ..units import parse_size
+    """``--target-size`` (of ``run`` and ``act``) in bytes, read as written
+    (:func:`~ssdlab.units.parse_capacity`); a clear error when it is no size."""
+    from ..units import parse_capacity
 
     try:
-        return parse_size(text)
+        return parse_capacity(text)
     except ValueError as exc:
         raise SsdlabError(f"--target-size: {exc}") from None
 
@@ -75,6 +77,29 @@ def output_path(text: str) -> Path:
     return Path(text)
 
 
+#: the suffixes of the HTML file a report is written to
+HTML_SUFFIXES = (".html", ".htm")
+
+
+def check_html(output: Path, pdf_option: bool = True) -> None:
+    """InputError unless ``output`` (``-o`` of a report) names an HTML file: a report is
+    HTML whatever its name says (a PDF comes beside it with ``--pdf``, when the command
+    has that option: ``pdf_option``); or when it resolves to a name that is not UTF-8."""
+    from ..io.text import check_utf8_path
+
+    check_utf8_path(output, "-o")
+    if output.suffix.lower() in HTML_SUFFIXES:
+        return
+    if output.suffix.lower() == ".pdf":
+        html = output.with_suffix(".html")
+        how = f"add --pdf for {output} beside it" if pdf_option else "print it from a browser"
+        raise InputError(f"-o {output}: a report is an HTML file; give -o {html} and {how}")
+    raise InputError(
+        f"-o {output}: a report is an HTML file; name it with .html "
+        f"(-o {output.with_name(output.name + '.html')})"
+    )
+
+
 @functools.cache
 def stderr() -> Console:
     """The console for messages, made on first use; a run goes on when its terminal goes away."""
@@ -84,7 +109,7 @@ def stderr() -> Console:
 
 
 # Command modules register themselves on ``app`` when imported (one line per module).
-from . import act, core, fleet, qos, reports, telemetry
+from . import act, core, fleet, qos, reports, sql, telemetry
 
 #: The cyclic garbage collector's youngest-generation threshold in the ``ssdlab`` program.
 #: Python's 700 makes the imports of polars, pydantic and the library (about 50,000
@@ -94,12 +119,33 @@ from . import act, core, fleet, qos, reports, telemetry
 GC_YOUNG_THRESHOLD = 10_000
 
 
+def _no_imports_from_working_directory() -> None:
+    """Neither this program nor any Python it starts (report kernels, batch workers, JupyterLab)
+    imports modules from the working directory (a results directory, say): ``python -m
+    ssdlab`` and relative ``PYTHONPATH`` entries put it on ``sys.path`` (only the directory
+    ssdlab itself was imported from stays); ``PYTHONSAFEPATH`` keeps it off theirs."""
+    with contextlib.suppress(OSError):  # no working directory any more: nothing to import
+        cwd = os.path.realpath(os.getcwd())
+        ours = os.path.realpath(Path(__file__).parents[2])
+        pythonpath = "" if sys.flags.ignore_environment else os.environ.get("PYTHONPATH", "")
+        relative = {
+            os.path.realpath(p) for p in pythonpath.split(os.pathsep) if not os.path.isabs(p)
+        }
+        sys.path[:] = [
+            entry
+            for entry in sys.path
+            if (real := os.path.realpath(entry)) == ours or (real != cwd and real not in relative)
+        ]
+    os.environ["PYTHONSAFEPATH"] = "1"
+
+
 def run() -> NoReturn:
     """The ``ssdlab`` program: :func:`main` with the process's arguments (the collector's
-    threshold raised to :data:`GC_YOUNG_THRESHOLD`), then its exit. When no other thread
-    runs, the output is flushed, the ``atexit`` handlers run and the process ends without
-    the interpreter's teardown (freeing polars and every module takes about a tenth of a
-    second)."""
+    threshold raised to :data:`GC_YOUNG_THRESHOLD`, nothing imported from the working
+    directory), then its exit. When no other thread runs, the output is flushed, the
+    ``atexit`` handlers run and the process ends without the interpreter's teardown (freeing
+    polars and every module takes about a tenth of a second)."""
+    _no_imports_from_working_directory()
     gc.set_threshold(GC_YOUNG_THRESHOLD, *gc.get_threshold()[1:])
     code = main()
     if threading.active_count() == 1:  # no thread the interpreter would wait for
@@ -169,25 +215,67 @@ def _command(argv: list[str]) -> Any:
     return typer.main.get_command(only)
 
 
+def _bytes(text: str) -> str:
+    """``text`` as the bytes it was given as, shown on one line: ``'/tmp/x\\xff'``."""
+    try:
+        raw = text.encode("utf-8", "surrogateescape")
+    except UnicodeEncodeError:  # a surrogate no byte became
+        raw = text.encode("utf-8", "surrogatepass")
+    return repr(raw)[1:]
+
+
+def _check_utf8(args: list[str]) -> None:
+    """Refuse an argument that is not UTF-8 text (Python keeps its bytes as lone surrogates,
+    which no manifest, JSON file or message can hold), naming it and showing its bytes."""
+    for number, arg in enumerate(args, start=1):
+        try:
+            arg.encode("utf-8")
+            continue
+        except UnicodeEncodeError:
+            pass
+        option, _, value = arg.partition("=")
+        before = args[number - 2] if number > 1 else ""
+        if arg.startswith("--") and value and option.isascii():
+            which, arg = option, value
+        elif before.startswith("-") and before.isascii():
+            which = f"argument {number} (after {before})"
+        else:
+            which = f"argument {number}"
+        raise InputError(
+            f"{which}: {_bytes(arg)} is not valid UTF-8; ssdlab takes paths and names as UTF-8"
+        )
+
+
 def _main(argv: list[str] | None) -> int:
     from rich.markup import escape
 
-    command = _command(sys.argv[1:] if argv is None else argv)
-    _tidy_help(command)
+    args = sys.argv[1:] if argv is None else argv
     try:
+        _check_utf8(args)
+        command = _command(args)
+        _tidy_help(command)
         command.main(args=argv, prog_name="ssdlab", standalone_mode=True)
     except SystemExit as exc:  # click's own handling of usage errors, Exit and Abort
-        return exc.code if isinstance(exc.code, int) else int(exc.code is not None)
+        code = exc.code if isinstance(exc.code, int) else int(exc.code is not None)
+        return _stopped_status() if code == 130 else code  # typer's exit on an interrupt
     except RunInterrupted as exc:
         stderr().print(f"[yellow]{escape(str(exc))}[/]", soft_wrap=True, highlight=False)
-        return 130
+        return _stopped_status()
     except SsdlabError as exc:
         stderr().print(f"[red]error:[/] {escape(str(exc))}", soft_wrap=True, highlight=False)
         return 1
     except KeyboardInterrupt:
         stderr().print("interrupted")
-        return 130
+        return _stopped_status()
     return 0
+
+
+def _stopped_status() -> int:
+    """The exit status of a command the user stopped: 128 + the signal that stopped its run,
+    143 for SIGTERM and 130 for Ctrl-C (SIGINT, also when no run noted a signal)."""
+    from ..session import stop_signal
+
+    return 128 + (stop_signal() or signal.SIGINT)
 
 
 if __name__ == "__main__":

@@ -3,6 +3,7 @@ rule, and read native ACT logs."""
 
 from __future__ import annotations
 
+import math
 import sys
 from enum import StrEnum
 from pathlib import Path
@@ -223,7 +224,14 @@ def score(
     allow_fio_option: AllowFioOption = None,
     max_lag: MaxLag = None,
 ) -> None:
-    """Find the drive's ACT score, the highest load that passes, with few trials."""
+    """Find the drive's ACT score, the highest load that passes, with few trials.
+
+    Prints the score, what bounds it (the load that failed, or --max-load when every load
+    tried passed: then the score is a lower bound), the trials' length, and what a trial
+    shorter than ACT's 24 h rating run is not; act.json keeps the search.
+    """
+    from ..review.act_findings import act_cap, act_caveat, act_length
+
     trials = _trials(
         out,
         target=target,
@@ -241,14 +249,23 @@ def score(
         max_lag=max_lag,
         search=(start, resolution, max_load),
     )
+    timing = trials.timing
     with trials:
         search = trials.score(start=start, resolution=resolution, max_load=max_load)
     tried = ", ".join(f"{load:g}x" for load in search.tried)
+    length = act_length(timing.duration_s, timing.slice_s)
+    caveat = act_caveat(timing.duration_s, timing.slice_s)
     if search.score is None:
-        print(f"no load passed (tried {tried})")
+        print(f"no load passed in trials of {length} (tried {tried})")
         raise SystemExit(VERDICT_FAILED)
-    capped = f"; --max-load {max_load:g} passed" if search.capped else ""
-    print(f"ACT score: {search.score:g}x (tried {tried}; resolution {resolution:g}{capped})")
+    if search.capped:
+        shown = f"at least {search.score:g}x: {act_cap(max_load)}"
+    else:
+        failed = min(load for load in search.tried if load > search.score)
+        shown = f"{search.score:g}x, the highest load that passed; {failed:g}x failed"
+    print(f"ACT score: {shown} (trials of {length}; tried {tried}; resolution {resolution:g})")
+    if caveat:
+        print(caveat)
 
 
 @act_app.command()
@@ -302,7 +319,9 @@ def latency(
     try:
         limits = [float(t) for t in thresholds.split(",")]
     except ValueError:
-        raise SsdlabError(f"--thresholds takes numbers like 1,8,64, not {thresholds!r}") from None
+        limits = []
+    if not limits or not all(math.isfinite(limit) for limit in limits):
+        raise SsdlabError(f"--thresholds takes numbers like 1,8,64, not {thresholds!r}")
     report = latency_report(log, slice_s=slice_, thresholds_ms=limits, histograms=histogram)
     table = report.table
     if table is not None and format is TableFormat.table:
@@ -331,8 +350,35 @@ def import_(
         typer.Option(help="The log's load multiple (default: its read rate / 2000 per device)."),
     ] = None,
     label: Label = None,
+    other_device: Annotated[
+        bool,
+        typer.Option(
+            "--other-device",
+            help="Add a log of another device than the results directory's trials: marked, "
+            "and left out of the score (refused without this).",
+        ),
+    ] = False,
 ) -> None:
-    """Add a native ACT log to a results directory as an ACT trial (beside fio trials)."""
-    from ..act.imports import import_act_log
+    """Add a native ACT log to a results directory as an ACT trial (beside fio trials).
 
-    print(import_act_log(log, out, slice_s=slice_, load=load, label=label).summary)
+    The log's devices must be the device the directory's trials ran on (its target, else its
+    first trial's), unless --other-device is given.
+    """
+    from ..act.imports import import_act_log
+    from ..act.log import read_act_log
+    from ..errors import InputError
+
+    try:
+        trial = import_act_log(
+            log, out, slice_s=slice_, load=load, label=label, other_device=other_device
+        )
+    except InputError as exc:  # a log shorter than a slice: say which --slice it takes
+        act = read_act_log(log)
+        last, interval = (act.reports[-1].seconds if act.reports else 0), act.report_interval_s
+        if last >= slice_ or last < interval:
+            raise
+        raise InputError(
+            f"{exc}; pass --slice {last - last % interval} for one slice of the whole log, or "
+            f"a shorter multiple of its {interval} s report interval"
+        ) from None
+    print(trial.summary)

@@ -15,11 +15,13 @@ from typing import TYPE_CHECKING, Annotated, Any
 import typer
 from rich.markup import escape
 
+from ..atomic import write_error
 from ..console import plural
 from ..errors import SsdlabError
 from . import app, output_path, stderr, suites_app, target_size_option
 
 if TYPE_CHECKING:
+    import polars as pl
     from rich.progress import Progress
 
     from ..importer import ImportReport
@@ -69,7 +71,10 @@ def run(
     ] = None,
     target_size: Annotated[
         str | None,
-        typer.Option(help="Size of a file target, e.g. 8g (default: what the suite needs)."),
+        typer.Option(
+            help="Size of a file target: 8GiB or 8g (8 x 2^30 bytes, as fio reads 8g), 8GB "
+            "(8 x 10^9) or bytes (default: what the suite needs)."
+        ),
     ] = None,
     label: Annotated[str | None, typer.Option(help="Name of the drive/target in reports.")] = None,
     destroy_data: Annotated[
@@ -239,10 +244,11 @@ app.command("plan")(plan)
 @app.command()
 def devices() -> None:
     """List block devices with identity, size, block sizes and the safety verdict."""
-    from rich.console import Console
     from rich.table import Table
 
+    from ..console import stdout_console
     from ..devices import list_devices, verdict
+    from ..units import format_capacity
 
     table = Table(header_style="bold")
     for col in (
@@ -262,12 +268,12 @@ def devices() -> None:
             dev.model or "-",
             dev.serial or "-",
             dev.firmware or "-",
-            f"{dev.size_bytes / 1e9:,.1f} GB",
+            format_capacity(dev.size_bytes),
             f"{dev.logical_block_bytes}/{dev.physical_block_bytes}",
             dev.transport or "-",
             verdict(dev),
         )
-    Console(width=200).print(table)
+    stdout_console().print(table)
 
 
 @app.command()
@@ -276,16 +282,18 @@ def summary(
     format: Annotated[SummaryFormat, typer.Option("--format", "-f")] = SummaryFormat.table,
     output: Annotated[Path | None, typer.Option("--output", "-o", help="Write to a file.")] = None,
 ) -> None:
-    """Print the per step x direction summary of a results directory."""
-    from rich.console import Console
-
+    """Print the per step x direction summary of a results directory (as wide as the
+    terminal: columns that do not fit are left out, and said so)."""
     from .. import load
-    from ..report.batch import parent_of_runs
+    from ..console import stdout_console
+    from ..discover import parent_of_runs
     from ..tables import summary_table
 
     if parent := parent_of_runs(results_dir):
         _refuse_parent(results_dir, *parent)
     results = load(results_dir)
+    for line in results.manifest.failures():  # steps whose results do not count
+        stderr().print(escape(f"warning: {line}"), soft_wrap=True, highlight=False)
     for line in results.damaged:  # what could not be read, and what it leaves out
         stderr().print(escape(f"warning: {line}"), soft_wrap=True, highlight=False)
     frame = results.summary
@@ -303,23 +311,57 @@ def summary(
             highlight=False,
         )
         return
+    if format is SummaryFormat.parquet and output is None and sys.stdout.isatty():
+        raise SsdlabError("parquet is binary: give --output FILE or redirect stdout")
+    if format is SummaryFormat.table and output is None:
+        return _print_fitted(frame)
     if format is SummaryFormat.table:
-        Console(file=output.open("w") if output else None, width=200).print(summary_table(frame))
+        text = io.StringIO()
+        stdout_console(file=text).print(summary_table(frame))
+        data = text.getvalue().encode()
     elif format is SummaryFormat.parquet:
-        if output is None and sys.stdout.isatty():
-            raise SsdlabError("parquet is binary: give --output FILE or redirect stdout")
-        if output:
-            frame.write_parquet(output)
-        else:  # through a buffer: polars would turn a closed pipe into a ComputeError
-            buffer = io.BytesIO()
-            frame.write_parquet(buffer)
-            sys.stdout.buffer.write(buffer.getvalue())
+        buffer = io.BytesIO()  # polars would turn a closed pipe into a ComputeError
+        frame.write_parquet(buffer)
+        data = buffer.getvalue()
     else:
-        text = frame.write_csv() if format is SummaryFormat.csv else frame.write_json()
-        if output:
-            output.write_text(text)
-        else:
-            sys.stdout.write(text)
+        data = (frame.write_csv() if format is SummaryFormat.csv else frame.write_json()).encode()
+    if output is None:
+        sys.stdout.flush()
+        sys.stdout.buffer.write(data)
+        return
+    try:
+        output.write_bytes(data)
+    except OSError as exc:
+        raise write_error(output, exc) from None
+
+
+#: summary columns left out, in this order, while the table is wider than the terminal
+NARROW_LEAVES_OUT = ("p99.9", "Jobs", "Mean", "Max", "QD", "Block", "p99.99", "Job")
+
+
+def _print_fitted(frame: pl.DataFrame) -> None:
+    """The summary table as wide as the terminal: the columns of :data:`NARROW_LEAVES_OUT`
+    left out until it fits, and a line on stderr naming them."""
+    from ..console import UNLIMITED_WIDTH, stdout_console
+    from ..tables import summary_table
+
+    console = stdout_console()
+    unlimited = console.options.update_width(UNLIMITED_WIDTH)
+    left_out: list[str] = []
+    table = summary_table(frame)
+    shown = {str(c.header) for c in table.columns}
+    for column in (c for c in NARROW_LEAVES_OUT if c in shown):
+        if console.measure(table, options=unlimited).maximum <= console.width:
+            break
+        left_out.append(column)
+        table = summary_table(frame, left_out)
+    if left_out:
+        stderr().print(
+            f"left out {', '.join(left_out)} to fit {console.width} columns (--format csv "
+            "has every column)",
+            highlight=False,
+        )
+    console.print(table)
 
 
 def _refuse_parent(path: Path, what: str, dirs: list[Path]) -> typing.NoReturn:
@@ -460,20 +502,31 @@ def _import_display(forks: bool = False) -> Iterator[_ImportDisplay]:
         yield _ImportDisplay(progress)
 
 
-def print_skipped(skipped: Sequence[object], summary: str) -> None:
-    """The files an import skipped, one line each, then its summary line (on stderr)."""
+def print_skipped(skipped: Sequence[object], summary: str, failed: Sequence[object] = ()) -> None:
+    """The files an import skipped and the results that are failed steps, one line each,
+    then its summary line (on stderr)."""
     err = stderr()
     for item in skipped:
         err.print(f"skipped {escape(str(item))}", soft_wrap=True, highlight=False)
+    for item in failed:
+        err.print(f"[red]failed[/] {escape(str(item))}", soft_wrap=True, highlight=False)
     err.print(f"{summary}; skipped {plural(len(skipped), 'file')}", soft_wrap=True, highlight=False)
 
 
 def _print_import(report: ImportReport, prefix: str = "") -> None:
-    """The skipped files of an import, one line each, and its summary line."""
+    """The skipped files, failed steps and log rows left out of an import, one line each,
+    and its summary."""
+    for line in report.notes:
+        stderr().print(escape(f"warning: {prefix}{line}"), soft_wrap=True, highlight=False)
+    failed = f" ({len(report.failed)} failed: a job reported an error)" if report.failed else ""
+    unpaired = "".join(
+        f"; {plural(n, 'log')} not paired ({why})" for why, n in report.unpaired.items()
+    )
     print_skipped(
         report.skipped,
-        f"{escape(prefix)}imported {plural(report.results, 'fio result')} with "
-        f"{plural(report.logs, 'log')}",
+        f"{escape(prefix)}imported {plural(report.results, 'fio result')}{failed} with "
+        f"{plural(report.logs, 'log')}{escape(unpaired)}",
+        report.failed,
     )
 
 
@@ -481,12 +534,27 @@ def _print_import(report: ImportReport, prefix: str = "") -> None:
 def suites(ctx: typer.Context) -> None:
     """List the built-in suites."""
     if ctx.invoked_subcommand is None:
+        from rich.table import Table
+        from rich.text import Text
+
+        from ..console import stdout_console
         from ..suite import builtin_suites, load_suite
 
+        rows = []
         for name in builtin_suites():
             s = load_suite(name)
             runs = f"{'up to ' if s.has_rounds else ''}{plural(s.max_steps, 'fio run')}"
-            print(f"{name:16s} {runs:>21s}  {s.description.splitlines()[0]}")
+            rows.append((name, runs, s.description.splitlines()[0]))
+        table = Table(box=None, show_header=False, pad_edge=False)
+        for index, justify in enumerate(("left", "right")):  # never cut: the description is
+            width = max(len(row[index]) for row in rows)
+            table.add_column(justify=justify, no_wrap=True, min_width=width)
+        table.add_column()
+        for name, runs, description in rows:
+            table.add_row(name, runs, Text(description, overflow="ellipsis", no_wrap=True))
+        console = stdout_console()
+        console.print(table)
+        console.print("ssdlab suites show NAME: a suite's description and steps in full")
 
 
 @suites_app.command("show")

@@ -6,7 +6,7 @@ from typing import Annotated
 
 import typer
 
-from ..console import plural
+from ..console import plural, stdout_console
 from ..errors import SsdlabError
 from . import app
 
@@ -27,7 +27,6 @@ def check(
 ) -> None:
     """Check that every fio server answers and report its fio version; refuse a fleet whose
     fio major versions differ."""
-    from rich.console import Console
     from rich.table import Table
 
     from ..fleet import check_fleet, parse_hosts
@@ -46,7 +45,7 @@ def check(
             info.fio_version or "-",
             info.error or "ok",
         )
-    Console(width=200).print(table)
+    stdout_console().print(table)
     down = [i for i in infos if i.error]
     if down:
         listing = "; ".join(f"{i.server}: {i.error}" for i in down)

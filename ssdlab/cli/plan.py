@@ -26,10 +26,12 @@ def _hms(seconds: float) -> str:
 
 
 def _bytes(n: int | None) -> str:
+    """``10,000,000,000 bytes (9.3 GiB)``: exact, and in the kernel's binary units."""
     if n is None:
         return "size unknown"
-    scale, unit = (1e12, "TB") if n >= 1e12 else (1e9, "GB") if n >= 1e9 else (1e6, "MB")
-    return f"{n:,} bytes ({n / scale:,.2f} {unit})"
+    from ..units import format_capacity
+
+    return f"{n:,} bytes ({format_capacity(n)})"
 
 
 def _row(index: str, step: Step, rounds: str = "") -> tuple[str, ...]:
@@ -64,7 +66,7 @@ def plan_table(suite: Suite) -> object:
 
     table = Table(header_style="bold", box=None, pad_edge=False)
     for column in ("#", "Step", "rw", "bs", "QD x jobs", "engine", "Time", "Span", ""):
-        table.add_column(column)
+        table.add_column(column, overflow="fold")  # a narrow terminal: names folded, never cut
     n = 0
     for item in suite.steps:
         if isinstance(item, Rounds):
@@ -110,10 +112,10 @@ _MODES = {
 def print_plan(plan: Plan) -> None:
     """Print ``plan`` (:func:`ssdlab.plan.plan`); after it, its problems as errors, the last
     one raised as SsdlabError."""
-    from rich.console import Console
+    from ..console import stdout_console
 
     suite = plan.suite
-    console = Console(width=200, highlight=False)
+    console = stdout_console()
     lines = [
         f"suite {suite.name}: {suite.description.splitlines()[0] if suite.description else ''}"
     ]

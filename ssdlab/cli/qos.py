@@ -26,10 +26,9 @@ def check(
 ) -> None:
     """Judge every step matching a target of the profile and print the verdicts; exit 0
     only when every limit passes (1 when one fails or cannot be judged)."""
-    from rich.console import Console
     from rich.markup import escape
 
-    from ..console import plural
+    from ..console import plural, stdout_console
     from ..qos import check as judge_run
     from ..qos import passed
     from ..review.qos import verdict_view
@@ -37,7 +36,7 @@ def check(
 
     checked, verdicts = judge_run(results_dir, profile)
     view = verdict_view(verdicts)
-    Console(width=200).print(rich_table(view, numeric=("Measured",)))
+    stdout_console().print(rich_table(view, numeric=("Measured",)))
     if view["Measured"].str.contains(BEYOND_MARK, literal=True).any():
         print(BEYOND_NOTE)
     ok = passed(verdicts)

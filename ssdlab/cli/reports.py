@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import os
 import shutil
+import signal
+import subprocess
 import sys
 from pathlib import Path
 from typing import Annotated
@@ -13,7 +15,10 @@ from rich.markup import escape
 
 from ..console import plural
 from ..errors import InputError, SsdlabError
-from . import app, output_path, stderr
+from . import app, check_html, output_path, stderr
+
+#: the notebook ``ssdlab lab`` opens, copied into the results root once
+LAB_NOTEBOOK = "explore.ipynb"
 
 Figures = Annotated[
     Path | None,
@@ -71,9 +76,8 @@ def report(
     directory per host or target) renders as a batch: a review of each, their comparison
     and an index, in the directory
     OUTPUT names without its .html."""
+    from ..discover import parent_of_runs
     from ..fleet import load_fleet
-    from ..report.batch import ReportJob, fleet_title, parent_of_runs, render
-    from ..report.notebooks import discard_notebooks
 
     parent = parent_of_runs(results_dirs[0]) if len(results_dirs) == 1 else None
     if parent is not None:
@@ -107,6 +111,8 @@ def report(
             soft_wrap=True,
             highlight=False,
         )
+        from ..report.batch import fleet_title
+
         return _batch(
             root,
             out_dir,
@@ -117,6 +123,7 @@ def report(
             figures=figures,
             keep_notebook=keep_notebook,
         )
+    check_html(output)
     kind = "review" if len(results_dirs) == 1 else "comparison"
     if subject is not None and kind == "review":
         raise InputError(
@@ -129,6 +136,11 @@ def report(
         )
     if qos is not None and kind == "comparison":
         raise InputError("--qos judges one drive's review (give one results directory)")
+    if kind == "comparison":
+        _check_comparable(results_dirs, subject, like_for_like=not all_cells)
+    from ..report.batch import ReportJob, render  # altair, nbconvert: once all is checked
+    from ..report.notebooks import discard_notebooks
+
     job = ReportJob(
         kind,
         tuple(results_dirs),
@@ -139,10 +151,12 @@ def report(
         like_for_like=not all_cells,
     )
     outcome = render(job, pdf=pdf, figures_dir=figures)
-    if not keep_notebook:
-        discard_notebooks(output)
-    if not outcome.ok:
-        raise SsdlabError(outcome.error or "report failed")
+    try:
+        if not keep_notebook:
+            discard_notebooks(output)
+    finally:
+        if not outcome.ok:  # the report's own error, not one discarding its notebook
+            raise SsdlabError(outcome.error or "report failed")
     if outcome.figures:
         stderr().print(
             f"{plural(len(outcome.figures) // 2, 'chart')} as PNG and SVG in "
@@ -152,6 +166,27 @@ def report(
     print(output.resolve())
     if outcome.pdf:
         print(outcome.pdf.resolve())
+
+
+def _check_comparable(results_dirs: list[Path], subject: str | None, like_for_like: bool) -> None:
+    """InputError when the runs have nothing to compare: no test that two or more of them
+    ran (like for like, unless not ``like_for_like``), saying what ``--all-cells`` adds."""
+    from ..review.compare import load_comparison
+
+    analysis = load_comparison(results_dirs, subject, like_for_like).analysis
+    if analysis.scores.height:
+        return
+    left_out = analysis.excluded.height
+    hint = (
+        f"; {plural(left_out, 'measurement')} whose workload parameters differ left out "
+        "(--all-cells compares them)"
+        if left_out
+        else ""
+    )
+    raise InputError(
+        "nothing to compare: no test was measured by two or more of "
+        f"{', '.join(repr(name) for name in analysis.names)}{hint}"
+    )
 
 
 @app.command()
@@ -236,12 +271,55 @@ def _batch(
             qos=qos,
         )
     index = result.index.job.output
-    if not keep_notebook:
-        discard_notebooks(*(o.job.output for o in (*result.reports, result.index)))
-    if result.failed:
-        total = len(result.reports) + 1
-        raise SsdlabError(f"{len(result.failed)} of {plural(total, 'report')} failed; see {index}")
+    try:
+        if not keep_notebook:
+            discard_notebooks(*(o.job.output for o in (*result.reports, result.index)))
+    finally:
+        if result.failed:  # the reports' errors, not one discarding their notebooks
+            total = len(result.reports) + 1
+            raise SsdlabError(
+                f"{len(result.failed)} of {plural(total, 'report')} failed; see {index}"
+            )
     print(index.resolve())
+
+
+def lab_process(
+    results_root: Path, private: Path, options: list[str]
+) -> tuple[list[str], dict[str, str]]:
+    """The command and environment of ``ssdlab lab``'s JupyterLab server, with ``options`` for
+    it. The server starts in ``private`` (a :func:`~ssdlab.report.kernel.private_directory`)
+    and serves ``results_root``; its kernels start in a notebook's directory, as users expect
+    when they open files there, but inherit an environment in which nothing is imported from
+    there (:func:`~ssdlab.report.kernel.kernel_environment`)."""
+    from ..report.kernel import kernel_environment
+
+    args = [
+        sys.executable,
+        "-m",
+        "jupyterlab",
+        str((results_root / LAB_NOTEBOOK).resolve()),
+        f"--ServerApp.root_dir={results_root.resolve()}",
+    ]
+    if os.geteuid() == 0:  # testers often run as root (block devices); JupyterLab refuses
+        args.append("--allow-root")
+    return [*args, *options], kernel_environment(os.environ, private)
+
+
+def _wait(proc: subprocess.Popen[bytes]) -> int:
+    """The exit status of ``proc`` (128 + N when signal N ended it): SIGTERM and SIGHUP are
+    passed on to it; a Ctrl-C at the terminal reaches it directly and is ignored here."""
+
+    def forward(signum: int, _frame: object) -> None:
+        proc.send_signal(signum)
+
+    previous = {sig: signal.signal(sig, forward) for sig in (signal.SIGTERM, signal.SIGHUP)}
+    previous[signal.SIGINT] = signal.signal(signal.SIGINT, signal.SIG_IGN)
+    try:
+        code = proc.wait()
+    finally:
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
+    return code if code >= 0 else 128 - code
 
 
 @app.command(context_settings={"allow_extra_args": True, "ignore_unknown_options": True})
@@ -256,27 +334,26 @@ def lab(
     ] = False,
 ) -> None:
     """Open JupyterLab on RESULTS_ROOT with the explore notebook (copied there once) and its
-    catalog built; further options go to JupyterLab."""
+    catalog built; further options go to JupyterLab. Its kernels import nothing from
+    RESULTS_ROOT or the current directory."""
+    from ..atomic import write_error
     from ..catalog import catalog
+    from ..report.kernel import private_directory
     from ..resources import notebook_path
 
     catalog(results_root).close()  # build the Parquet cache now; the notebook reuses it
-    notebook = results_root / "explore.ipynb"
+    notebook = results_root / LAB_NOTEBOOK
     if not notebook.exists():
-        shutil.copyfile(notebook_path("explore"), notebook)
-    args = [
-        sys.executable,
-        "-m",
-        "jupyterlab",
-        str(notebook.resolve()),
-        f"--ServerApp.root_dir={results_root.resolve()}",
-    ]
-    if port is not None:
-        args.append(f"--port={port}")
+        try:
+            shutil.copyfile(notebook_path("explore"), notebook)
+        except OSError as exc:
+            raise write_error(notebook, exc) from None
+    options = [f"--port={port}"] if port is not None else []
     if no_browser:
-        args.append("--no-browser")
-    if os.geteuid() == 0:  # testers often run as root (block devices); JupyterLab refuses
-        args.append("--allow-root")
+        options.append("--no-browser")
     stderr().print(f"starting JupyterLab on {escape(str(results_root.resolve()))}", highlight=False)
     sys.stdout.flush()
-    os.execv(sys.executable, [*args, *ctx.args])
+    with private_directory() as private:
+        args, env = lab_process(results_root, private, [*options, *ctx.args])
+        code = _wait(subprocess.Popen(args, env=env, cwd=private))
+    raise typer.Exit(code)

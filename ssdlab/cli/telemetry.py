@@ -15,7 +15,7 @@ from rich.markup import escape
 
 from ..console import plural
 from ..errors import InputError
-from . import app, output_path, stderr
+from . import app, check_html, output_path, stderr
 
 if TYPE_CHECKING:
     import polars as pl
@@ -32,8 +32,8 @@ SMART_SHOWN = {
     "model": "",
     "serial": "",
     "firmware": "",
-    "capacity_bytes": "bytes",
-    "unallocated_bytes": "bytes",
+    "capacity_bytes": "capacity",
+    "unallocated_bytes": "capacity",
     "host_bytes_written": "bytes",
     "host_bytes_read": "bytes",
     "nand_bytes_written": "bytes",
@@ -57,11 +57,17 @@ class Format(StrEnum):
 
 
 def _show(value: Any, unit: str) -> str:
-    """A value in display form: bytes with their decimal GB/TB, floats to 3 decimals."""
+    """A value in display form: a capacity with its binary GiB/TiB (as the kernel gives
+    capacities), bytes written or read with their decimal GB/TB (as endurance ratings count
+    them), floats to 3 decimals."""
     if value is None or value == []:
         return "–"
     if isinstance(value, list):
         return ", ".join(f"{v:g}" for v in value) + f" {unit}"
+    if unit == "capacity":
+        from ..units import format_capacity
+
+        return f"{value:,} ({format_capacity(value)})"
     if unit == "bytes":
         scale, name = (1e12, "TB") if abs(value) >= 1e12 else (1e9, "GB")
         return f"{value:,} ({value / scale:,.2f} {name})"
@@ -73,15 +79,16 @@ def _show(value: Any, unit: str) -> str:
 
 
 def _print_table(headers: Sequence[str], rows: Sequence[Sequence[str]]) -> None:
-    from rich.console import Console
     from rich.table import Table
+
+    from ..console import stdout_console
 
     table = Table(header_style="bold")
     for index, header in enumerate(headers):
         table.add_column(header, justify="left" if index == 0 else "right")
     for row in rows:
         table.add_row(*map(escape, row))
-    Console(width=200).print(table)
+    stdout_console().print(table)
 
 
 def _print_json(doc: Any) -> None:
@@ -158,6 +165,7 @@ def smart_report(
     from ..report.fleet_endurance import render_fleet_endurance
     from ..report.notebooks import discard_notebooks
 
+    check_html(output, pdf_option=False)
     path = render_fleet_endurance(history, output, title=title)
     if not keep_notebook:
         discard_notebooks(path)
@@ -276,6 +284,12 @@ def endurance_compare(
     from ..analysis.endurance import compare_endurance
 
     compared = compare_endurance(results_dirs)
+    if len(compared.empty) == len(results_dirs) and not compared.workloads.height:
+        raise InputError(
+            f"no endurance data to compare: {', '.join(map(str, results_dirs))} "
+            f"{'holds' if len(results_dirs) == 1 else 'hold'} no drive spec (drive.toml) and "
+            "no SMART snapshots"
+        )
     for d in compared.empty:
         stderr().print(
             f"{escape(str(d))}: no drive spec (drive.toml) and no SMART snapshots",

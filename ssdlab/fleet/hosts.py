@@ -20,6 +20,7 @@ machine exactly as a local run does, on another host only with ``--destroy-data`
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import ipaddress
 import os
@@ -27,16 +28,17 @@ import posixpath
 import re
 import socket
 import stat
-from collections.abc import Sequence
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 
-from ..devices import CONFIRM_OPTION, check_readable, check_writable
+from ..devices import CONFIRM_OPTION
 from ..errors import InputError, SsdlabError
 from ..fio_options import check_target
 from ..layout import FLEET_FILE, POWER_DIR
 from ..manifest import TargetInfo
-from ..target import refuse_new_file_in_dev
+from ..stack import identities
+from ..target import judge_target
 
 #: fio's default ``--server`` port.
 DEFAULT_PORT = 8765
@@ -184,6 +186,16 @@ def _identities(path: str) -> list[object]:
     return keys
 
 
+def _parts(path: str) -> dict[object, str]:
+    """What the judged target ``path`` is made of, each part named: its path, and the file
+    it is or every device and file of its block device's stack
+    (:func:`~ssdlab.stack.identities`); two targets that share a part share bytes."""
+    parts: dict[object, str] = {path: path}
+    with contextlib.suppress(FileNotFoundError):  # a file the run will create
+        parts |= identities(path)
+    return parts
+
+
 def _port(text: str, where: str) -> int:
     if not text.isdigit() or not 0 < int(text) < 65536:
         raise InputError(f"{where}: port must be a number from 1 to 65535, not {text!r}")
@@ -304,52 +316,36 @@ def confirmed_name(
     return next((c for c in mine if c in names), None)
 
 
-def _judge_local(host: Host, path: str, writes: bool, confirmed: set[str]) -> TargetInfo:
-    """``path`` on this machine, symlinks resolved, judged as a local run judges its target:
-    a block device by the safety checks of :mod:`ssdlab.devices`, else a regular file."""
+def _judge_local(
+    host: Host, path: str, writes: bool, confirmed: set[str], own_dir: Path | None, unsure: bool
+) -> TargetInfo:
+    """``path`` on this machine judged as a local run judges its target
+    (:func:`~ssdlab.target.judge_target`: symlinks resolved, a block device confirmed by a
+    ``--destroy-data`` name for this host). A host list's paths must resolve to a path of
+    safe characters, and when the server may be another machine (``unsure``) to itself: a
+    link here may lead elsewhere there."""
     real = os.path.realpath(path)
-    local = isinstance(host, LocalTarget)  # its path says it all
-    server = "" if local else f"{host.server}: "
-    where = ("" if local else f"{host.server} ") + path
-    where += f" (resolves to {real})" if real != path else ""
-    if local:  # what a single --target may be; a host list's paths are stricter
-        try:
-            check_target(real)
-        except SsdlabError as exc:
-            raise SsdlabError(f"{where}: {exc}") from None
-    elif not _SAFE_PATH.match(real):
-        raise SsdlabError(f"{where}: a path may hold only letters, digits and . _ + @ - /")
-    try:
-        mode: int | None = os.stat(real).st_mode
-    except FileNotFoundError:
-        mode = None
-    except OSError as exc:
-        raise SsdlabError(f"{where}: cannot inspect it: {exc.strerror}") from None
-    if mode is not None and stat.S_ISBLK(mode):
-        try:
-            device = check_readable(real)
-            if writes:
-                name = confirmed_name(device.name, device.serial, confirmed, host.host)
-                device = check_writable(real, name)
-        except SsdlabError as exc:
-            raise SsdlabError(f"{server}{exc}") from None
-        return TargetInfo(
-            path=real,
-            kind="block",
-            size_bytes=device.size_bytes,
-            device=device.model_dump(exclude={"children"}),
+    prefix = "" if isinstance(host, LocalTarget) else f"{host.server}: "
+    if prefix and not _SAFE_PATH.match(real):
+        raise SsdlabError(
+            f"{prefix}{path} (resolves to {real}): a path may hold only letters, digits and "
+            ". _ + @ - /"
         )
-    if mode is not None and not stat.S_ISREG(mode):
-        raise SsdlabError(f"{where}: target must be a regular file or a block device")
-    if mode is None and not writes:
-        raise SsdlabError(f"{where}: a read-only suite needs an existing target")
-    if not os.path.isdir(os.path.dirname(real)):
-        raise SsdlabError(f"{where}: the target's directory does not exist")
+    if unsure and real != path:
+        raise SsdlabError(
+            f"{prefix}{path} resolves to {real} on this machine, but the server may be "
+            "another machine (its address and the hostname it reports disagree): give a "
+            "path that is no link"
+        )
     try:
-        refuse_new_file_in_dev(real)
+        return judge_target(
+            path,
+            writes=writes,
+            confirm=lambda d: confirmed_name(d.name, d.serial, confirmed, host.host),
+            own_dir=own_dir,
+        )
     except SsdlabError as exc:
-        raise SsdlabError(f"{server}{exc}") from None
-    return TargetInfo(path=real, kind="file", size_bytes=os.stat(real).st_size if mode else None)
+        raise SsdlabError(f"{prefix}{exc}") from None
 
 
 def described_target(path: str) -> TargetInfo:
@@ -358,44 +354,59 @@ def described_target(path: str) -> TargetInfo:
 
 
 def judge_targets(
-    hosts: Sequence[Host], token: str, *, writes: bool, destroy_data: str | None, local: set[str]
+    hosts: Sequence[Host],
+    token: str,
+    *,
+    writes: bool,
+    destroy_data: str | None,
+    local: set[str],
+    unsure: Collection[str] = (),
+    root: Path | None = None,
 ) -> dict[Host, TargetInfo]:
     """What each host's fio will open, once judged safe; SsdlabError (one line) otherwise.
 
-    On this machine (``host.server`` in ``local``) symlinks are resolved and the target is
-    judged as a local run judges it; each device or file may be listed once. On another host
-    any path may be a symlink to a drive: a writing suite needs every target except the
-    default file named by ``destroy_data`` (comma-separated ``HOST:PATH`` or ``PATH``; a /dev
-    path also by its kernel name). ``token`` names the default files.
+    On this machine (``host.server`` in ``local``) the target is judged as a local run
+    judges it (:func:`_judge_local`; ``root``: the run's root, each member's results
+    directory in it its own); each device or file may be listed once. On another host any
+    path may be a symlink to a drive: a writing suite needs every target except the default
+    file named by ``destroy_data`` (comma-separated ``HOST:PATH`` or ``PATH``; a /dev path
+    also by its kernel name). A server in ``unsure`` too may be this machine or another
+    (:func:`servers_here`): a writing suite's target there must pass both rules, the local
+    one wherever its directory exists here. ``token`` names the default files.
     """
     confirmed = confirmed_names(destroy_data)
     targets: dict[Host, TargetInfo] = {}
-    seen: dict[str, Host] = {}
+    seen: dict[object, Host] = {}
     unconfirmed = []
     for host in hosts:
         path = host.target_path(token)
-        if host.server in local:
-            try:
-                info = _judge_local(host, path, writes, confirmed)
-            except SsdlabError as exc:
-                if writes and len(hosts) > 1 and CONFIRM_OPTION in str(exc):
-                    raise SsdlabError(
-                        f"{exc} Several devices: name each of them, comma-separated."
-                    ) from None
-                raise
-            first = seen.setdefault(info.path, host)
-            if first != host:
-                raise SsdlabError(
-                    f"{first.name} and {host.name} are the same target on this machine "
-                    f"({info.path}): list it once"
-                )
-        else:
-            info = described_target(path)
+        remote = host.server not in local or host.server in unsure
+        if remote and writes and host.target is not None:
             names = {path, f"{host.host}:{path}"}
-            if info.kind == "block":
+            if path.startswith("/dev/"):
                 names.add(posixpath.basename(path))
-            if writes and host.target is not None and not names & confirmed:
+            if not names & confirmed:  # refused: no need to judge it here as well
                 unconfirmed.append(f"{host.host}:{path}")
+                continue
+        if not judged_here(host, token, writes=writes, local=local, unsure=unsure):
+            targets[host] = described_target(path)
+            continue
+        own = root / host.dirname if root is not None else None
+        try:
+            info = _judge_local(host, path, writes, confirmed, own, host.server in unsure)
+        except SsdlabError as exc:
+            if writes and len(hosts) > 1 and CONFIRM_OPTION in str(exc):
+                raise SsdlabError(
+                    f"{exc} Several devices: name each of them, comma-separated."
+                ) from None
+            raise
+        for key, part in _parts(info.path).items():
+            first = seen.setdefault(key, host)
+            if first != host:
+                what = f"are the same target on this machine ({info.path})"
+                if part != info.path:
+                    what = f"share {part}"
+                raise SsdlabError(f"{first.name} and {host.name} {what}: list it once")
         targets[host] = info
     if unconfirmed:
         raise SsdlabError(
@@ -406,3 +417,36 @@ def judge_targets(
             f"{unconfirmed[0]}; a /dev path also by its kernel name)"
         )
     return targets
+
+
+def judged_here(
+    host: Host, token: str, *, writes: bool, local: set[str], unsure: Collection[str]
+) -> bool:
+    """Whether :func:`judge_targets` judges ``host``'s target as this machine's: its server is
+    in ``local``, and when it may be another machine too (``unsure``), the suite writes and
+    the target's directory exists here (else fio there cannot write this machine's files)."""
+    return host.server in local and (
+        host.server not in unsure
+        or (writes and os.path.isdir(posixpath.dirname(host.target_path(token))))
+    )
+
+
+def servers_here(
+    hosts: Sequence[Host], hostnames: Mapping[str, str | None]
+) -> tuple[set[str], set[str]]:
+    """Which servers of ``hosts`` to judge as this machine: those at one of its addresses
+    (:func:`is_this_machine`) or reporting its hostname (``hostnames``: what each probed
+    server reported); and of those, the ones where the two disagree, which may be another
+    machine as well (an ssh tunnel to this machine's address, another machine by the same
+    name)."""
+    me = socket.gethostname()
+    here, unsure = set(), set()
+    for h in hosts:
+        named = hostnames.get(h.server)
+        by_address = is_this_machine(h.host)
+        by_name = named is not None and named.split(".")[0] == me.split(".")[0]
+        if by_address or by_name:
+            here.add(h.server)
+            if named is not None and by_address != by_name:
+                unsure.add(h.server)
+    return here, unsure

@@ -62,6 +62,7 @@ from ..console import plural
 from ..errors import SsdlabError
 from ..execute import Display, FleetHook, RunHook, RunInterrupted, StepExecutor
 from ..fio import fio_version
+from ..lock import target_lock
 from ..manifest import Manifest, TargetInfo, now
 from ..progress import RunDisplay
 from ..runner import (
@@ -82,8 +83,9 @@ from .hosts import (
     Host,
     LocalTarget,
     described_target,
-    is_this_machine,
     judge_targets,
+    judged_here,
+    servers_here,
 )
 from .local import SocketLink, local_fleet_hook, local_info, planned_local, ready_local
 from .probe import DEFAULT_TIMEOUT_S, ServerInfo, probe_servers, version_mismatch
@@ -245,18 +247,6 @@ def _wait(members: list[_Member]) -> None:
         time.sleep(0.1)
 
 
-def _local_servers(hosts: Sequence[Host], infos: dict[str, ServerInfo]) -> set[str]:
-    """The servers on this machine: at one of its addresses, and (when probed) answering
-    with its hostname; this machine's address may lead elsewhere (an ssh tunnel)."""
-    here = socket.gethostname()
-    return {
-        h.server
-        for h in hosts
-        if is_this_machine(h.host)
-        and (h.server not in infos or infos[h.server].hostname in (None, here))
-    }
-
-
 def run_fleet(
     suite: Suite,
     hosts: Sequence[Host],
@@ -307,7 +297,9 @@ def run_fleet(
         local_fleet_hook(hook, out_root) if local else hook.on_fleet(out_root) for hook in hooks
     ]
     what = f"{mode} run" if local else "fleet run"
-    with contextlib.nullcontext() if guarded else guard_run(out_root, what):
+    with contextlib.ExitStack() as held:
+        if not guarded:
+            held.enter_context(guard_run(out_root, what))
         token = fleet_token(out_root, suite, hosts, mode)
         manifests = {
             h.dirname: open_manifest(
@@ -330,13 +322,24 @@ def run_fleet(
         if problem:
             raise SsdlabError(problem)
         reached = [h for h in pending if infos[h.server].error is None]
+        here, unsure = (
+            ({THIS_MACHINE}, set())
+            if local
+            else servers_here(reached, {s: i.hostname for s, i in infos.items()})
+        )
+        writes = suite.writes or purge_first
         targets = judge_targets(
             reached,
             token,
-            writes=suite.writes or purge_first,
+            writes=writes,
             destroy_data=destroy_data,
-            local=_local_servers(reached, infos) | ({THIS_MACHINE} if local else set()),
+            local=here,
+            unsure=unsure,
+            root=out_root,
         )
+        for h in reached:  # one run at a time on a target of this machine, for the whole run
+            if judged_here(h, token, writes=writes, local=here, unsure=unsure):
+                held.enter_context(target_lock(targets[h], writes=writes))
         file_bytes = target_size or default_file_size(suite, scale)
         for h in reached:
             _same_target(out_root / h.dirname, manifests[h.dirname], targets[h])

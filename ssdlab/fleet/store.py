@@ -20,6 +20,7 @@ import polars as pl
 
 from ..atomic import write_text_atomic
 from ..errors import InputError, SsdlabError
+from ..io.text import read_bytes
 from ..layout import FLEET_FILE
 from ..manifest import Manifest, now
 from ..results import load
@@ -78,14 +79,14 @@ def load_fleet(root: str | Path) -> Fleet:
     error, the server's own hostname and fio version) and ``aggregate`` (per step x direction:
     ``clients`` that completed it, fio's All-clients sums, merged latencies, percentiles)."""
     path = Path(root) / FLEET_FILE
+    if not path.exists():
+        raise InputError(f"{root}: not an ssdlab fleet directory (no {FLEET_FILE})")
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
+        data = json.loads(read_bytes(path))
         members = pl.DataFrame(data["members"], infer_schema_length=None)
         aggregate = pl.DataFrame(data["aggregate"], infer_schema_length=None)
         suite, mode = data["suite"], data.get("mode", "hosts")
-    except FileNotFoundError:
-        raise InputError(f"{root}: not an ssdlab fleet directory (no {FLEET_FILE})") from None
-    except (OSError, ValueError, KeyError, TypeError, pl.exceptions.PolarsError) as exc:
+    except (InputError, OSError, ValueError, KeyError, TypeError, pl.exceptions.PolarsError) as exc:
         raise InputError(f"{path}: unreadable fleet file: {exc}") from None
     return Fleet(Path(root), suite, members, aggregate, mode)
 
@@ -149,11 +150,11 @@ def fleet_token(root: Path, suite: Suite, hosts: Sequence[Host], mode: str = "ho
     if not path.exists():
         return secrets.token_hex(8)
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
+        data = json.loads(read_bytes(path))
         old_suite, token = data["suite"], data.get("default_token") or secrets.token_hex(8)
         stored = {_member_name(m) for m in data["members"]}
         old_mode = data.get("mode", "hosts")
-    except (OSError, ValueError, KeyError, TypeError) as exc:
+    except (InputError, OSError, ValueError, KeyError, TypeError) as exc:
         raise SsdlabError(f"{path}: unreadable fleet file: {exc}") from None
     if old_suite != suite.name:
         raise SsdlabError(

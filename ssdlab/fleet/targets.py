@@ -14,13 +14,15 @@ run them:
   too); no fleet-level rows, as the targets did not run at the same time.
 
 Either way every target is judged before any is written (a block device must pass the device
-safety checks and be named by ``--destroy-data``, comma-separated for several), a target that
-fails does not stop the others, and running the same command again resumes each target at
-its first step that is not ``ok``.
+safety checks and be named by ``--destroy-data``, comma-separated for several) and locked for
+the whole run (:func:`~ssdlab.lock.target_lock`), a target that fails does not stop the
+others, and running the same command again resumes each target at its first step that is
+not ``ok``.
 """
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Literal
@@ -29,6 +31,7 @@ from rich.console import Console
 
 from ..errors import RunInterrupted, SsdlabError
 from ..execute import RunHook
+from ..lock import target_lock
 from ..manifest import Manifest
 from ..runner import OnError, check_fits, default_file_size, run_suite
 from ..session import guard_run, open_manifest
@@ -140,7 +143,7 @@ def _sequence(
 ) -> Fleet:
     """Each target in turn, a local run into its own directory (see the module
     documentation)."""
-    with guard_run(out_root, "sequence run"):
+    with guard_run(out_root, "sequence run"), contextlib.ExitStack() as held:
         token = fleet_token(out_root, suite, targets, "sequence")
         opened = {  # every target's results must belong to this run before anything runs
             t.dir: open_manifest(
@@ -149,15 +152,18 @@ def _sequence(
             for t in targets
         }
         pending = [t for t in targets if opened[t.dir].status != "complete"]
+        writes = suite.writes or purge_first
         judged = judge_targets(
             pending,
             token,
-            writes=suite.writes or purge_first,
+            writes=writes,
             destroy_data=destroy_data,
             local={THIS_MACHINE},
+            root=out_root,
         )
+        for t in pending:  # every target is this run's until the last one is done
+            held.enter_context(target_lock(judged[t], writes=writes))
         size = target_size or default_file_size(suite, scale)
-        writes = suite.writes or purge_first
         for t in pending:
             check_fits(
                 suite, planned_local(judged[t], out_root / t.dir, size_bytes=size, writes=writes)

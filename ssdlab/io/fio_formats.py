@@ -14,6 +14,7 @@ Any other format of kind ``fio`` (a plug-in's) is a result format: its reader re
 from __future__ import annotations
 
 import operator
+import re
 from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -37,7 +38,7 @@ def sniff(data: bytes) -> str | None:
     first = data[: SNIFF_BYTES if end < 0 else end]
     if LOG_ROW.match(first):  # first: a log's first line settles it without a scan
         return "hist" if first.count(b",") + 1 >= HIST_MIN_COLUMNS else "log"
-    if data.find(b'"fio version"', 0, SNIFF_BYTES) >= 0:
+    if data.find(b'"fio version"') >= 0:  # verify messages may come first, kilobytes of them
         return "json"
     return None
 
@@ -121,3 +122,50 @@ def read_result(fmt: Format[Any], path: str) -> FioRows:
 
 
 __all__ = ["FIO_HIST_LOG", "FIO_JSON", "FIO_LOG", "Probe", "Recognise", "sniff"]
+
+
+def _smart_capture(path: str, raw: bytes) -> str | None:
+    """Why a file that is a SMART capture is skipped here, or None for another file."""
+    fmt = sniffed(Probe.of_bytes(path, raw), FORMATS.all("SMART"))
+    return (
+        f"a SMART capture ({fmt.name}), not fio output: import it with ssdlab smart import"
+        if fmt
+        else None
+    )
+
+
+def _why_not(head: bytes) -> str:
+    if not head.strip():
+        return "empty file"
+    if b"\0" in head:
+        return "binary file, not fio output"
+    if b"(groupid=" in head or re.search(rb"^fio-\d", head, re.MULTILINE):
+        return "fio normal-format text; import reads JSON (--output-format=json or json+) and logs"
+    if _is_job_file(head):
+        return "fio job file (INI), not a result: run it with fio --output-format=json"
+    if head.lstrip()[:1] in (b"{", b"["):
+        return 'JSON that is not fio output (no "fio version")'
+    return "not fio output (no fio JSON result or log rows)"
+
+
+_SECTION = re.compile(rb"\[[^\[\]\"'{},:]+\]")
+_OPTION = re.compile(rb"[A-Za-z_][\w-]*\s*(=.*)?|include\s.*")
+
+
+def _is_job_file(head: bytes) -> bool:
+    """Whether ``head`` reads as a fio job file: ``[section]`` headers and ``option[=value]``
+    lines (``;``/``#`` comments and blank lines aside), a header first and an option line
+    among them (JSON such as ``[1]`` has none)."""
+    whole = head if head.endswith(b"\n") else head.rpartition(b"\n")[0] or head  # cut: dropped
+    lines = [line.strip() for line in whole.splitlines()]
+    lines = [line for line in lines if line and line[:1] not in (b";", b"#")]
+    if not lines or not _SECTION.fullmatch(lines[0]):
+        return False
+    options = [line for line in lines if not _SECTION.fullmatch(line)]
+    return bool(options) and all(_OPTION.fullmatch(line) for line in options)
+
+
+def why_not_fio(path: str, raw: bytes) -> str:
+    """Why the file ``path`` (``raw``: its bytes or first bytes) is not fio output, for the
+    import summary: what it is, and what to do with it."""
+    return _smart_capture(path, raw) or _why_not(raw[:SNIFF_BYTES])

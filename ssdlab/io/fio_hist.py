@@ -85,6 +85,10 @@ def parser_bin_values(n_bins: int) -> np.ndarray:
 #: temporary arrays stay small enough to be reused rather than mapped afresh (the page
 #: faults of chunks of megabytes cost more than the parse itself)
 CHUNK_CELLS = 2**16
+#: the most non-zero bins a log's rows keep (24 bytes each): a day of 1 s rows of 8 jobs has
+#: ~70 million; the file's size is capped too (:data:`~ssdlab.io.text.SIZE_LIMITS`)
+MAX_BINS = 2**28
+HIST_LIMIT = "fio histogram logs"  #: its size limit's name
 _CHECKS = (
     "a direction other than 0-2",
     "a negative time or block size",
@@ -257,7 +261,8 @@ class HistRows:
 def read_fio_hist_rows(path: str | Path) -> HistRows:
     """Read a histogram log's rows (:class:`HistRows`). A log cut inside its first line
     holds no row: it reads as an empty log (of fio 3.x's bins). Parsed a bounded number of
-    rows at a time (:data:`CHUNK_CELLS`): memory holds the non-zero bins, not the file."""
+    rows at a time (:data:`CHUNK_CELLS`): memory holds the non-zero bins (at most
+    :data:`MAX_BINS`), not the file."""
     path = Path(path)
     head = read_bytes(path, 2**16)  # a FIFO or a device is refused unread
     first = head.split(b"\n", 1)[0]
@@ -271,14 +276,21 @@ def read_fio_hist_rows(path: str | Path) -> HistRows:
     schema = {"time_ms": pl.Int64, "ddir": pl.Int64, "bs_bytes": pl.Int64}
     schema |= {f"b{i}": pl.Int64 for i in range(n_cols - 3)}
     parts: list[tuple[np.ndarray, ...]] = []
-    line, tail = 1, b""
+    line, tail, kept = 1, b"", 0
+    size = max(2**16, CHUNK_CELLS // n_cols * len(first))
     try:
-        for chunk in line_chunks(str(path), max(2**16, CHUNK_CELLS // n_cols * len(first))):
+        for chunk in line_chunks(str(path), size, HIST_LIMIT):
             chunk, tail = split_partial(chunk)  # b"" but at the file's end
             if chunk:
                 heads, row, bins, counts = _parse(chunk, schema, path, line)
                 parts.append((heads, row + (line - 1), bins, counts))
                 line += len(heads)
+                kept += len(bins)
+                if kept > MAX_BINS:
+                    raise InputError(
+                        f"{path}: more than {MAX_BINS:,} non-zero bins by line {line - 1}, over "
+                        "ssdlab's limit for fio histogram logs (docs/limits.md)"
+                    )
     except OSError as exc:
         raise InputError(f"{path}: cannot read: {exc.strerror}") from None
     if why := cut_problem(b"", tail, line):

@@ -26,7 +26,7 @@ from ..errors import InputError
 from ..units import parse_size, percentile_name
 from ..vocab import DIRECTIONS, MIXED_BS_OPTIONS, RW_DIRECTIONS, RWMIXREAD_DEFAULT, base_rw
 from .fio_bins import GROUPS, PLAT_VAL
-from .text import json_error, read_bytes
+from .text import json_error, read_bytes, size_limit, too_large
 
 #: fio's default percentile list, as canonical column suffixes (99.9 -> ``p99_9``).
 DEFAULT_PERCENTILES = (1, 5, 10, 20, 30, 40, 50, 60, 70, 80, 90, 95, 99, 99.5, 99.9, 99.95, 99.99)
@@ -57,8 +57,11 @@ class FioJson:
     meta: dict[str, Any] = field(default_factory=dict)
 
 
-_OBJECT_START = re.compile(r"^\{", re.MULTILINE)
+#: where a JSON object starts: at a line's start, or where fio's own verify messages written
+#: into the same --output file run into the result (``... wanted acca{``)
+_OBJECT_START = re.compile(r'^\{|\{(?=\s*"fio version")', re.MULTILINE)
 INT64_MAX = 2**63 - 1
+JSON_KIND = "fio JSON output"  #: its size limit's name (:data:`~ssdlab.io.text.SIZE_LIMITS`)
 #: json+ bins of fio 2.2.12-2.19 are indices of its 19 x 64 microsecond bins
 _V2_BINS = GROUPS[2] * PLAT_VAL
 
@@ -113,7 +116,7 @@ def _list(parent: dict[str, Any], key: str, where: str) -> list[Any]:
 def _finite(value: Any, where: str, scale: float = 1.0) -> float:
     """``value x scale`` for a JSON number from 0 to 2^63 (no rate, latency or byte count
     of a real run is larger, and the frames hold such figures as 64-bit integers)."""
-    if isinstance(value, (int, float)) and not isinstance(value, bool):
+    if isinstance(value, (int, float)) and not isinstance(value, bool) and abs(value) <= 2**64:
         scaled = float(value) * scale
         if 0 <= scaled <= INT64_MAX:
             return scaled
@@ -522,7 +525,10 @@ def _disk_util(top: dict[str, Any], path: Path) -> list[dict[str, Any]]:
 
 def parse_fio_json(raw: bytes, path: Path) -> FioRows:
     """Parse the bytes of a fio JSON/json+ output (text around the JSON is ignored); see the
-    module docstring for what is checked."""
+    module docstring for what is checked; bytes beyond the limit of fio JSON output
+    (:data:`~ssdlab.io.text.SIZE_LIMITS`) are refused unparsed."""
+    if len(raw) > size_limit(JSON_KIND):
+        raise too_large(path, len(raw), JSON_KIND)
     if b"\0" in raw[:4096]:
         raise InputError(f"{path}: binary file, not fio JSON output")
     text = raw.decode("utf-8", errors="replace")
@@ -629,4 +635,4 @@ def read_fio_json(path: str | Path) -> FioJson:
     result; ``meta["snapshots"]`` counts them.
     """
     path = Path(path)
-    return fio_frames([parse_fio_json(read_bytes(path), path)])
+    return fio_frames([parse_fio_json(read_bytes(path, kind=JSON_KIND), path)])

@@ -13,14 +13,14 @@ ddir other than 0-2) makes the file unusable: the error names the line. fio ends
 with a line end, so a file that does not end with one was cut mid-row (the run was killed or
 the disk filled): that last line is dropped (:func:`split_partial`) and counted in the
 reader's metadata (``partial_lines``), unless it holds bytes no row starts with. A file cut
-inside its first line holds no row: it reads as an empty log. Per-I/O logs can
+inside its first line holds no row: it reads as an empty log. A log read whole is refused
+beyond the size limit of fio logs (:data:`~ssdlab.io.text.SIZE_LIMITS`). Per-I/O logs can
 be far larger than memory: :func:`per_io_sums` parses one :data:`CHUNK_BYTES` at a time
-and keeps only per-millisecond sums.
+and keeps only per-millisecond sums (up to the limit of fio per-I/O logs).
 """
 
 from __future__ import annotations
 
-import os
 import re
 from collections.abc import Iterator, Sequence
 from pathlib import Path
@@ -30,9 +30,11 @@ import polars as pl
 
 from ..errors import InputError
 from ..vocab import DIRECTIONS
-from .text import read_bytes
+from .text import open_regular, read_bytes, size_limit, too_large
 
 LOG_KINDS = ("bw", "iops", "clat", "slat", "lat")
+LOG_LIMIT = "fio logs"  #: the size limit of a log read whole (:data:`~ssdlab.io.text.SIZE_LIMITS`)
+PER_IO_LIMIT = "fio per-I/O logs"  #: that of a per-I/O log streamed (:func:`per_io_sums`)
 #: log kind -> (canonical name of its value, factor from fio's unit)
 VALUE_COLUMNS = {
     "bw": ("bw_bytes_s", 1024),
@@ -98,7 +100,7 @@ def _layout(first: bytes, log_offset: bool | None, both: bool) -> tuple[list[str
     return names, schema
 
 
-def _parse(source: Path | bytes, schema: dict, keep: list[int] | None = None) -> pl.DataFrame:
+def _parse(source: bytes, schema: dict, keep: list[int] | None = None) -> pl.DataFrame:
     return pl.read_csv(
         source,
         has_header=False,
@@ -178,16 +180,6 @@ def cut_problem(lines: bytes, tail: bytes, line: int = 1) -> str | None:
     return f"line {line}: cut short, and not the start of a fio log row"
 
 
-def _whole_lines(path: Path) -> tuple[Path | bytes, bytes]:
-    """What to parse of a regular file: the file itself when it ends with a line end (or is
-    empty), else its bytes up to the last one; and the line cut short after them (b"")."""
-    with open(path, "rb") as fh:
-        fh.seek(max(fh.seek(0, os.SEEK_END) - 1, 0))
-        if fh.read(1) in (b"", b"\n"):
-            return path, b""
-    return split_partial(read_bytes(path))
-
-
 def _problem(first: bytes) -> str | None:
     if b"\0" not in first and (not first.strip() or LOG_ROW.match(first)):
         return None
@@ -222,15 +214,13 @@ def read_fio_log(
     kind = kind or log_kind(path)
     if kind not in LOG_KINDS:
         raise InputError(f"{path}: not a fio bw/iops/lat log name; pass kind= explicitly")
-    head = read_bytes(path, 4096)  # a FIFO or a device is refused
-    source, tail = _whole_lines(path)
-    lines = source if isinstance(source, bytes) else head
+    lines, tail = split_partial(read_bytes(path, kind=LOG_LIMIT))  # FIFOs, devices refused
     first = _first_line(lines)
     if why := _problem(first) or cut_problem(lines, tail):
         raise InputError(f"{path}: {why}")
     names, schema = _layout(first, log_offset, window_value_both)
     try:
-        frame = _parse(source, schema) if first.strip() else pl.DataFrame(schema=schema)
+        frame = _parse(lines, schema) if first.strip() else pl.DataFrame(schema=schema)
         if why := _impossible(frame):
             raise InputError(f"{path}: {why}")
         frame = _finish(frame)
@@ -374,16 +364,18 @@ def _sum(rows: pl.DataFrame, *by: str) -> pl.DataFrame:
     )
 
 
-def line_chunks(path: str, size: int) -> Iterator[bytes]:
+def line_chunks(path: str, size: int, kind: str = PER_IO_LIMIT) -> Iterator[bytes]:
     """A regular file's bytes about ``size`` at a time, each chunk but the last ending with a
-    line end (the last ends where the file does)."""
-    pending = read_bytes(Path(path), size)  # a FIFO or a device is refused unread
-    if len(pending) < size:
-        yield pending
-        return
-    with open(path, "rb") as fh:
-        fh.seek(len(pending))
+    line end (the last ends where the file does); InputError naming it when it is no regular
+    file or larger than the size limit of ``kind``, before any byte is read (or once it has
+    grown past it)."""
+    with open_regular(path, kind) as fh:  # a FIFO or a device is refused unread
+        pending = fh.read(size)
+        done = len(pending)
         while block := fh.read(size):
+            done += len(block)
+            if done > size_limit(kind):
+                raise too_large(path, done, kind)
             cut = pending.rfind(b"\n") + 1
             if not cut:
                 raise InputError(f"{path}: a line longer than {size} bytes: not a fio log")

@@ -32,6 +32,7 @@ from ..analysis.drive import DriveAnalysis
 from ..analysis.exceedance import coverage
 from ..analysis.percentiles import fio_percentiles, samples_beyond
 from ..errors import InputError
+from ..findings import and_list
 from ..fio import LOG_WINDOW_MS
 from ..io.fio_hist import interval_end_ms, interval_stats
 from ..manifest import Manifest
@@ -372,17 +373,24 @@ def _fio_slices(drive: DriveAnalysis, steps: pl.DataFrame, rule: Exceedance) -> 
     )
 
 
-def _act_steps(results: Results) -> tuple[list[dict], pl.DataFrame]:
+def _act_steps(results: Results) -> tuple[list[dict], pl.DataFrame, str | None]:
+    """The ACT trials on the run's device as read steps, their slices, and a note naming
+    the trials of another device left out (None when there are none)."""
     trials = results.act_trials.sort("load", "trial")
+    other = trials.filter(pl.col("other_device"))["trial"].sort().to_list()
     steps = [
         {
             "trial": t["trial"],
             "label": f"ACT trial {t['trial']} at {t['load']:g}x",
             "direction": "read",
         }
-        for t in trials.iter_rows(named=True)
+        for t in trials.filter(~pl.col("other_device")).iter_rows(named=True)
     ]
-    return steps, results.act_slices.with_columns(direction=pl.lit("read"))
+    left = None
+    if other:
+        shown = and_list([str(t) for t in other])
+        left = f"another device's {'trial' if len(other) == 1 else 'trials'} {shown} left out"
+    return steps, results.act_slices.with_columns(direction=pl.lit("read")), left
 
 
 def judge(drive: DriveAnalysis, profile: str | Path | Profile) -> pl.DataFrame:
@@ -403,11 +411,14 @@ def judge(drive: DriveAnalysis, profile: str | Path | Profile) -> pl.DataFrame:
     rows: list[dict] = []
     for name, target in zip(profile.target_names(), profile.targets, strict=True):
         found: list[dict] = []
+        left = None
         if target.select.act:
-            steps, slices = _act_steps(results)
+            steps, slices, left = _act_steps(results)
             if target.direction not in (None, "read"):
-                steps = []
+                steps, left = [], None
             found += _exceedance_rows(name, target.exceedance, steps, slices, "act")
+            for row in found:
+                row["note"] = "; ".join(filter(None, [left, row["note"]]))
         else:
             chosen = classified.filter(matches(target.select)).sort("step_index", "direction")
             if target.direction is not None:
@@ -420,7 +431,7 @@ def judge(drive: DriveAnalysis, profile: str | Path | Profile) -> pl.DataFrame:
                     step["ios"] = latency.ios(step)
                 slices = _fio_slices(drive, chosen, target.exceedance)
                 found += _exceedance_rows(name, target.exceedance, steps, slices, "fio")
-        rows += found or [{"target": name, "step": NO_STEP, "verdict": NO_STEP}]
+        rows += found or [{"target": name, "step": NO_STEP, "verdict": NO_STEP, "note": left}]
     return pl.DataFrame(rows, schema=VERDICT_SCHEMA)
 
 

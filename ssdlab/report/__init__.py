@@ -12,7 +12,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ..errors import ReportError
+from ..errors import ReportError, SsdlabError
 from ..lazy import lazy_exports
 from .renderer import enable as enable_renderer
 
@@ -66,14 +66,19 @@ def render_report(
 ) -> Path:
     """Execute ``notebook_path`` with ``parameters`` and write the report to ``output_html``.
 
-    The executed notebook is kept beside the report as ``<name>.executed.ipynb``. If a cell fails,
-    the report so far is written to ``<name>.partial.html`` (notebook ``<name>.partial.ipynb``)
-    and :class:`ReportError` names the section, the error and both files. A kernel that does
-    not start or is killed from outside (the out-of-memory killer on a loaded machine) is
-    tried once more, then raises :class:`~ssdlab.report.execute.KernelStartError`.
+    The kernel starts in ``cwd`` (default: a private directory) and imports nothing from it
+    (:mod:`ssdlab.report.kernel`). The executed notebook is kept beside the report as
+    ``<name>.executed.ipynb``. If a cell fails, the report so far is written to
+    ``<name>.partial.html`` (notebook ``<name>.partial.ipynb``) and :class:`ReportError` names
+    the section, the error and both files. A kernel that does not start or is killed from
+    outside (the out-of-memory killer on a loaded machine) is tried once more, then raises
+    :class:`~ssdlab.report.execute.KernelStartError`. An output that cannot be written is an
+    error naming it, before the kernel starts.
     """
     import nbformat
 
+    from ..atomic import write_error
+    from ._files import check_writable, remove
     from .execute import KernelStartError, execute_notebook
     from .export import export_html
 
@@ -81,14 +86,15 @@ def render_report(
     executed = output_html.with_suffix(".executed.ipynb")
     partial_ipynb = output_html.with_suffix(".partial.ipynb")
     partial_html = output_html.with_suffix(".partial.html")
-    partial_ipynb.unlink(missing_ok=True)
+    check_writable(output_html)
+    remove(partial_ipynb)
     try:
         try:
             nb = execute_notebook(notebook_path, partial_ipynb, parameters, cwd=cwd)
         except KernelStartError:  # a loaded machine, not the notebook: once more
             nb = execute_notebook(notebook_path, partial_ipynb, parameters, cwd=cwd)
     except KernelStartError:
-        partial_ipynb.unlink(missing_ok=True)  # the notebook did not fail: nothing to show
+        remove(partial_ipynb)  # the notebook did not fail: nothing to show
         raise
     except ReportError as exc:
         if not partial_ipynb.is_file():
@@ -97,9 +103,12 @@ def render_report(
         partial_title = f"{title or _title(partial, notebook_path)} (partial)"
         try:
             export_html(partial, partial_html, title=partial_title)
-        except ReportError as export_exc:
+        except SsdlabError as export_exc:
             raise ReportError(f"{exc}; no partial report: {export_exc}") from exc.__cause__
         raise ReportError(f"{exc}; partial report: {partial_html}") from exc.__cause__
-    partial_ipynb.replace(executed)
-    partial_html.unlink(missing_ok=True)
+    try:
+        partial_ipynb.replace(executed)
+    except OSError as exc:
+        raise write_error(executed, exc) from None
+    remove(partial_html)
     return export_html(nb, output_html, title=title or _title(nb, notebook_path))

@@ -19,14 +19,16 @@ from typing import Any, Literal
 
 import nbformat
 
-from ..catalog import find_results
+from ..discover import find_results
 from ..errors import InputError, SsdlabError
+from ..io.text import check_utf8_path
 from ..layout import MANIFEST
 from ..manifest import Manifest
 from ..resources import notebook_path
 from ..review import index as index_sections
 from ..review.compare import display_names
 from . import render_report
+from ._files import check_writable
 from .notebooks import (
     comparison_title,
     qos_parameter,
@@ -186,7 +188,10 @@ def run_batch(
     dirs = find_results(root, exclude=(out_dir,))
     if not dirs:
         raise InputError(f"{root}: no ssdlab results directory found (no {MANIFEST} below it)")
-    out_dir.mkdir(parents=True, exist_ok=True)
+    check_utf8_path(out_dir, "-o")
+    check_writable(out_dir, directory=True)  # one error now, not one per report
+    if figures_dir is not None:
+        check_writable(figures_dir, directory=True)
     unfinished = {d: (name, state) for name, d, state in _fleet_states(root) if state != "complete"}
     states = {d: state for d, (_, state) in unfinished.items()}
     reviews = [
@@ -251,30 +256,6 @@ def run_batch(
     )
     finished(index)
     return BatchResult(reports, index)
-
-
-def parent_of_runs(path: Path) -> tuple[str, list[Path]] | None:
-    """What ``path`` holds when it is no results directory itself but a parent of some:
-    ``("fleet", dirs)`` for the root of a ``--hosts`` run (``fleet.json``: one results
-    directory per host and target), ``("tree", dirs)`` for any other directory holding
-    results directories; None for a results directory (or a path holding none)."""
-    from ..layout import FLEET_FILE
-
-    if not path.is_dir() or (path / MANIFEST).exists():
-        return None
-    if (path / FLEET_FILE).is_file():
-        from ..fleet.store import load_fleet
-
-        try:
-            dirs = [d for d in load_fleet(path).results_dirs if (d / MANIFEST).exists()]
-        except SsdlabError:
-            dirs = []
-        return ("fleet", dirs or find_results(path))
-    try:
-        dirs = find_results(path)
-    except InputError:
-        return None
-    return ("tree", dirs) if dirs else None
 
 
 def _fleet_states(root: Path) -> list[tuple[str, Path, str]]:

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import contextlib
 import logging
+import os
 import signal
-import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -16,11 +16,13 @@ from jupyter_client.kernelspec import KernelSpec, KernelSpecManager, NoSuchKerne
 from jupyter_client.manager import AsyncKernelManager
 from nbclient.exceptions import CellTimeoutError, DeadKernelError
 from papermill.exceptions import PapermillExecutionError
-from traitlets import default
+from traitlets import Dict, Unicode, default
 from traitlets.config import Config
 
+from ..atomic import write_error
 from ..errors import ReportError
 from .export import markdown_headings
+from .kernel import kernel_environment, private_directory
 
 KERNEL_NAME = "python3"
 LOGGERS = ("papermill", "papermill.translators", "papermill.utils", "traitlets")
@@ -54,12 +56,22 @@ class _ThisPythonKernelSpecs(KernelSpecManager):
         return self.kernel_spec_class(resource_dir=RESOURCES, **get_kernel_dict())
 
 
-class _ThisPythonKernelManager(AsyncKernelManager):
-    """Kernel manager that always starts ipykernel in this interpreter."""
+class ThisPythonKernelManager(AsyncKernelManager):
+    """Kernel manager that always starts ipykernel in this interpreter, in ``kernel_cwd`` with
+    the environment ``kernel_env`` (:func:`~ssdlab.report.kernel.kernel_environment`)."""
+
+    kernel_cwd = Unicode(allow_none=False).tag(config=True)
+    kernel_env = Dict(per_key_traits=Unicode()).tag(config=True)
 
     @default("kernel_spec_manager")
     def _default_kernel_spec_manager(self) -> KernelSpecManager:
         return _ThisPythonKernelSpecs(data_dir=self.data_dir)
+
+    async def _async_pre_start_kernel(self, **kw: Any) -> tuple[list[str], dict[str, Any]]:
+        if not self.kernel_cwd or not self.kernel_env:
+            raise RuntimeError("the kernel's working directory and environment are not set")
+        kw["cwd"], kw["env"] = self.kernel_cwd, dict(self.kernel_env)
+        return await super()._async_pre_start_kernel(**kw)
 
     async def _async_is_alive(self) -> bool:
         """As the base class; a dead kernel's exit status is kept to say how it ended."""
@@ -141,18 +153,31 @@ def execute_notebook(
 ) -> nbformat.NotebookNode:
     """Run ``input_path`` with ``parameters`` injected and save it as ``output_ipynb``.
 
-    ``timeout_s`` limits each cell. On failure the partial notebook stays at ``output_ipynb``
-    and :class:`ReportError` names the report section, the exception and that file.
+    The kernel starts in ``cwd``, by default a private directory removed afterwards, and imports
+    nothing from it (:mod:`ssdlab.report.kernel`). ``timeout_s`` limits each cell. On failure the
+    partial notebook stays at ``output_ipynb`` and :class:`ReportError` names the report
+    section, the exception and that file.
     """
     input_path, output_ipynb = Path(input_path), Path(output_ipynb)
     if not input_path.is_file():
         raise ReportError(f"report notebook not found: {input_path}")
-    output_ipynb.parent.mkdir(parents=True, exist_ok=True)
+    try:
+        output_ipynb.parent.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise write_error(output_ipynb, exc) from None
     _dead_kernels.clear()
     try:
-        with _no_error_logs(), tempfile.TemporaryDirectory(prefix="ssdlab-kernel-") as sockets:
-            # unix sockets in a private directory: no TCP ports to race for or expose
-            sockets_config = Config({"KernelManager": {"transport": "ipc", "ip": f"{sockets}/k"}})
+        with _no_error_logs(), private_directory() as private:
+            config = Config(
+                {
+                    # unix sockets in a private directory: no TCP ports to race for or expose
+                    "KernelManager": {"transport": "ipc", "ip": f"{private}/k"},
+                    "ThisPythonKernelManager": {
+                        "kernel_cwd": str(Path(cwd).absolute() if cwd is not None else private),
+                        "kernel_env": kernel_environment(os.environ, private),
+                    },
+                }
+            )
             return papermill.execute_notebook(
                 str(input_path),
                 str(output_ipynb),
@@ -160,10 +185,9 @@ def execute_notebook(
                 kernel_name=KERNEL_NAME,
                 language="python",
                 progress_bar=False,
-                cwd=str(cwd) if cwd is not None else None,
                 execution_timeout=timeout_s,
-                kernel_manager_class=_ThisPythonKernelManager,
-                config=sockets_config,
+                kernel_manager_class=ThisPythonKernelManager,
+                config=config,
                 shutdown_kernel="immediate",
             )
     except NoSuchKernel as exc:
@@ -183,7 +207,9 @@ def execute_notebook(
             raise KernelKilled(f"the report's Python kernel {how}") from exc
         what = f"the Python kernel {how}"
         error = exc
-    except (RuntimeError, TimeoutError) as exc:
+    except (RuntimeError, OSError) as exc:  # OSError includes TimeoutError
+        if isinstance(exc, OSError) and exc.filename and Path(exc.filename) == output_ipynb:
+            raise write_error(output_ipynb, exc) from None  # saved after every cell
         raise KernelStartError(f"the report's Python kernel failed to start: {exc}") from exc
     partial = _read_partial(output_ipynb)
     if partial is None:

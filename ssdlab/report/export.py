@@ -16,9 +16,10 @@ from nbconvert.filters.markdown_mistune import markdown2html_mistune
 from nbconvert.preprocessors import Preprocessor
 from traitlets.config import Config
 
-from ..errors import ReportError
+from ..atomic import write_error
+from ..errors import ReportError, SsdlabError
 from ..resources import templates_dir
-from ._files import replacing
+from ._files import remove, write_file
 from .renderer import VEGALITE_MIME, chart_title, vegalite_version
 
 TEMPLATE = "ssdlab"
@@ -104,8 +105,8 @@ def vega_bundle() -> str:
         if BUNDLE_MARKER in cached:
             return cached
     bundle = vlc.javascript_bundle(vl_version=vegalite_version())
-    with contextlib.suppress(OSError), replacing(path) as tmp:
-        tmp.write_text(bundle, encoding="utf-8")
+    with contextlib.suppress(SsdlabError):  # only a cache
+        write_file(path, bundle.encode("utf-8"))
     return bundle
 
 
@@ -147,7 +148,8 @@ def _exporter() -> HTMLExporter:
 def export_html(nb: nbformat.NotebookNode, output_path: Path | str, *, title: str) -> Path:
     """Write ``nb`` as one self-contained HTML file (inputs hidden); return its path.
 
-    The file is written to a temporary file beside ``output_path`` and renamed over it.
+    The file is written to a temporary file beside ``output_path`` and renamed over it; a
+    write that fails is one line naming it.
     """
     output_path = Path(output_path)
     if not (templates_dir() / TEMPLATE / "conf.json").is_file():
@@ -156,8 +158,7 @@ def export_html(nb: nbformat.NotebookNode, output_path: Path | str, *, title: st
         html, _ = _exporter().from_notebook_node(nb, resources={"ssdlab_title": title})
     except Exception as exc:
         raise ReportError(f"converting the report to HTML failed: {exc}") from exc
-    with replacing(output_path) as tmp:
-        tmp.write_text(html, encoding="utf-8")
+    write_file(output_path, html.encode("utf-8"))
     return output_path
 
 
@@ -172,9 +173,12 @@ def export_figures(
     """Write every chart of an executed report as SVG and PNG (``scale`` x pixels) into
     ``out_dir``, named ``NN-<title>``; figures an earlier export left there are removed."""
     out_dir = Path(out_dir)
-    out_dir.mkdir(parents=True, exist_ok=True)
+    try:
+        out_dir.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise write_error(out_dir, exc) from None
     for old in [*out_dir.glob("[0-9][0-9]-*.svg"), *out_dir.glob("[0-9][0-9]-*.png")]:
-        old.unlink()
+        remove(old)
     outputs = [
         output.data
         for cell in nb.cells
@@ -192,7 +196,6 @@ def export_figures(
             (out_dir / f"{stem}.svg", svg.encode()),
             (out_dir / f"{stem}.png", png),
         ):
-            with replacing(path) as tmp:
-                tmp.write_bytes(content)
+            write_file(path, content)
             written.append(path)
     return written

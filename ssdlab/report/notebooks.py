@@ -10,6 +10,7 @@ from ..manifest import Manifest
 from ..resources import notebook_path
 from ..review import compare, drive
 from . import render_report
+from ._files import remove
 
 
 def review_title(manifest: Manifest) -> str:
@@ -31,7 +32,7 @@ def discard_notebooks(*outputs_html: Path) -> None:
     report is one HTML file; ``ssdlab report --keep-notebook`` keeps them. Run after
     anything that reads them (``--figures``)."""
     for output in outputs_html:
-        executed_notebook(output).unlink(missing_ok=True)
+        remove(executed_notebook(output))
 
 
 def comparison_title(names: Sequence[str]) -> str:

@@ -26,7 +26,9 @@ from ..analysis.repeats import percentile_intervals
 from ..errors import InputError
 from ..manifest import Manifest
 from ..results import Results, load
-from ..tables import UNKNOWN, format_bytes
+from ..tables import UNKNOWN
+from ..units import format_capacity
+from . import act_findings
 from . import endurance as endurance_views
 from . import latency as latency_views
 from . import load as load_views
@@ -161,7 +163,7 @@ def compare_drives_section(cmp: Comparison) -> Section:
                 name + (" (subject)" if name == cmp.subject else ""),
                 device.get("model"),
                 device.get("firmware"),
-                format_bytes(device["size_bytes"]) if device.get("size_bytes") else None,
+                format_capacity(device["size_bytes"]) if device.get("size_bytes") else None,
                 hosts,
                 m.suite,
                 "import" if m.source == "import" else "ssdlab run",
@@ -414,13 +416,13 @@ def compare_act_endurance_section(cmp: Comparison) -> Section:
     write amplification, ranked."""
     act_tests, _ = cmp.group("act")
     waf_tests, waf_sentences = cmp.group("endurance")
-    if not act_tests and not waf_tests:
+    act_scores, exceedances = cmp.analysis.act
+    if not act_tests and not waf_tests and act_scores.height < 2:
         return Section(
             missing="No ACT score or write amplification to compare: two or more drives need "
             "ACT trials or SMART snapshots."
         )
-    act_scores, exceedances = cmp.analysis.act
-    sentences = findings.act_comparison(act_scores, exceedances)
+    sentences = act_findings.act_comparison(act_scores, exceedances)
     return Section(sentences + waf_sentences, [cmp.ranked(t) for t in (*act_tests, *waf_tests)])
 
 

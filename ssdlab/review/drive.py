@@ -12,7 +12,6 @@ from typing import Any
 import polars as pl
 
 from .. import charts, findings
-from ..act.latency import ACT_LIMITS
 from ..analysis.drive import DriveAnalysis
 from ..analysis.fill import fill_totals, preconditioning_steps
 from ..analysis.pts import wsat_steps
@@ -27,6 +26,7 @@ from ..tables import (
     summary_view,
 )
 from ..units import MB, bs_label
+from . import act as act_views
 from . import endurance as endurance_views
 from . import latency as latency_views
 from . import load as load_views
@@ -41,7 +41,8 @@ PER_SECTION = 2
 
 @SECTIONS
 def setup_section(drive: DriveAnalysis) -> Section:
-    """Drive identity, host, versions and durations, and the preconditioning."""
+    """Drive identity, host, versions and durations, the preconditioning, and the steps
+    left out (failed, or a file missing or unreadable)."""
     manifest, summary = drive.results.manifest, drive.results.summary
     parts = [
         table(drive_facts(manifest, summary), "Drive and host"),
@@ -66,11 +67,12 @@ def setup_section(drive: DriveAnalysis) -> Section:
             f"({written} written) before the measurements."
         )
         sentences += _short_fills(filled, summary)
+    failed = [f"{line[0].upper()}{line[1:]}." for line in manifest.failures()]
     damaged = [
         f"Left out, as a file is missing or could not be read: {damage}."
         for damage in drive.results.damaged
     ]
-    return Section(sentences + _interrupted(summary) + damaged, parts)
+    return Section(sentences + failed + _interrupted(summary) + damaged, parts)
 
 
 def _short_fills(filled: pl.DataFrame, summary: pl.DataFrame) -> list[str]:
@@ -390,33 +392,7 @@ def power_section(drive: DriveAnalysis) -> Section:
     return Section(findings.power(power), parts)
 
 
-@SECTIONS
-def act_section(drive: DriveAnalysis) -> Section:
-    """ACT trials against the 1/8/64 ms limits, slices over time, and the score."""
-    trials = drive.results.act_trials
-    if not trials.height:
-        return Section(
-            missing="No ACT results: this run has no Aerospike Certification Tool trials."
-        )
-    trials = trials.sort("load", "trial")
-    parts: list[Any] = [charts.act_trials(trials, ACT_LIMITS)]
-    if drive.results.act_slices.height:
-        parts.append(charts.act_slices(drive.results.act_slices, ACT_LIMITS))
-    view = trials.select(
-        pl.col("trial").alias("Trial"),
-        pl.col("load").map_elements(lambda x: f"{x:g}x", return_dtype=pl.String).alias("Load"),
-        pl.col("duration_s").map_elements(format_duration, return_dtype=pl.String).alias("Length"),
-        pl.col("status").alias("Status"),
-        *(pl.col(f"max_pct_over_{t:g}ms").alias(f"> {t:g} ms (%)") for t in ACT_LIMITS),
-        pl.col("source").alias("Source"),
-        pl.col("reason").alias("Reason"),
-    )
-    limits = ", ".join(f"{limit:g} % over {t:g} ms" for t, limit in ACT_LIMITS.items())
-    caption = f"ACT trials: the worst slice of each (limits: {limits})"
-    parts.append(table(view, caption, numeric=("Load", "Length")))
-    return Section(findings.act(trials), parts)
-
-
+act_section = SECTIONS(act_views.act_section)
 endurance_section = SECTIONS(endurance_views.endurance_section)
 
 

@@ -42,7 +42,7 @@ from ..tables import (
     format_latency,
     format_number,
 )
-from ..units import MB, bs_label
+from ..units import MB, bs_label, format_capacity
 from .section import Section, table
 
 #: per tracked metric: the factor to display units, the unit, and what it is
@@ -474,7 +474,7 @@ def _saturation(ws: WriteSaturation) -> tuple[list[str], list[Any]]:
         pl.col("iops").alias("Avg IOPS"),
         pl.col("windows").alias("Log windows"),
     )
-    capacity = f" (capacity {format_bytes(ws.capacity_bytes)})" if ws.capacity_bytes else ""
+    capacity = f" (capacity {format_capacity(ws.capacity_bytes)})" if ws.capacity_bytes else ""
     parts: list[Any] = [
         charts.write_saturation(ws.series, f"Write saturation: {ws.workload}", ws.capacity_bytes),
         table(
@@ -495,6 +495,13 @@ def _saturation(ws: WriteSaturation) -> tuple[list[str], list[Any]]:
     )
     if spans.height > 1 and last["iops"] is not None:
         sentence += f" and {format_iops(last['iops'])} over the last"
+    logged = ws.series["written_bytes"].max() or 0.0
+    if ws.io_bytes and logged < 0.99 * ws.io_bytes:  # each job's last partial interval
+        sentence += (
+            f". The chart and table cover {format_bytes(logged)} of it "
+            f"({logged / ws.io_bytes * 100:.0f} %): fio does not log a job's last partial "
+            "interval"
+        )
     return [sentence + "."], parts
 
 

@@ -74,7 +74,7 @@ def load_json_object(path: str | Path, what: str, required: tuple[str, ...]) -> 
     ``what`` names the expected format in the error, e.g. ``"nvme smart-log JSON"``.
     """
     path = Path(path)
-    doc = parse_json(read_text(path), path)
+    doc = parse_json(read_text(path, kind="SMART captures"), path)
     if not isinstance(doc, dict):
         raise InputError(f"{path}: not {what}: expected a JSON object, found {type(doc).__name__}")
     missing = [key for key in required if key not in doc]

@@ -6,16 +6,20 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import asdict, dataclass
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+import polars as pl
+
 from ..errors import InputError
 from ..formats import FORMATS
+from ..io.text import read_bytes
 from ..layout import POWER_DIR, POWER_TRACE
 from ..manifest import Manifest, now
 from ..plugins import type_name
 from . import store
-from .power import POWER_FORMATS, PowerTrace, generic
+from .power import POWER_FORMATS, PowerTrace, generic, step_power
 
 
 @dataclass(frozen=True)
@@ -65,7 +69,8 @@ def attach_power(
 
     InputError, with nothing changed, for an import (it has no step times), a run that has a
     trace unless ``replace``, an unknown format, options its format does not name (shown by
-    ``option_names``, see :func:`reader_options`) and a trace without samples.
+    ``option_names``, see :func:`reader_options`), a trace without samples and one that
+    covers none of the run's steps whole (:func:`_check_covers_a_step`).
     """
     manifest = Manifest.load(results_dir)
     if manifest.source != "run":
@@ -94,6 +99,40 @@ def attach_power(
         )
     if read.frame.is_empty():
         raise InputError(f"{trace}: no power samples")
+    _check_covers_a_step(results_dir, manifest, trace, read)
     attached = PowerTrace(read.frame, read.meta | {"attached": now()})
-    store.replace_trace(results_dir, attached, trace.name, trace.read_bytes())
+    raw = read_bytes(trace, kind="power traces")
+    store.replace_trace(results_dir, attached, trace.name, raw)
     return attached
+
+
+def _when(epoch_s: float) -> str:
+    """Epoch seconds as UTC wall-clock time: ``2026-05-01 10:00:00.250 UTC``."""
+    return f"{datetime.fromtimestamp(epoch_s, UTC).isoformat(' ', 'milliseconds')[:23]} UTC"
+
+
+def _check_covers_a_step(
+    results_dir: Path, manifest: Manifest, trace: Path, read: PowerTrace
+) -> None:
+    """InputError unless ``read`` covers the measured window of at least one step of the run
+    whole (:func:`~ssdlab.telemetry.power.step_power`), naming the span of the trace and of
+    the steps: a trace of another time (or time zone) would be stored only to be replaced."""
+    from ..pipeline import RunContext
+    from .frames import step_windows
+
+    windows = step_windows(RunContext(results_dir, manifest)).filter(
+        pl.col("window_reason").is_null()
+    )
+    if windows.is_empty():
+        raise InputError(f"{results_dir}: no step was placed in time to align {trace} with")
+    keyed = windows.select(pl.col("step_index").alias("step"), "start_s", "end_s")
+    if step_power(read.frame, keyed)["covered"].any():
+        return
+    times = read.frame.drop_nulls(["time_s", "power_w"])["time_s"]
+    if times.is_empty():
+        raise InputError(f"{trace}: no power sample has both a time and a power")
+    raise InputError(
+        f"{trace}: covers no step of the run whole, nothing attached: the trace spans "
+        f"{_when(times.min())} to {_when(times.max())}, the steps {_when(keyed['start_s'].min())} "
+        f"to {_when(keyed['end_s'].max())} (for relative or local times see --start-epoch, --tz)"
+    )

@@ -37,7 +37,7 @@ from ..io.fio_json import INT64_MAX
 from ..layout import SMART_AFTER, SMART_BEFORE, SMART_PHASES
 from ..logs import log_params
 from ..manifest import Manifest, StepRecord
-from ..pipeline import RunContext, StepData, log_starts
+from ..pipeline import Damage, RunContext, StepData, log_starts
 from . import store
 from .endurance import (
     DriveSpec,
@@ -154,9 +154,17 @@ def _snapshots(context: RunContext) -> list[tuple[StepRecord, str, datetime | No
     """(step, phase, capture time, snapshot) of every SMART snapshot, in run order."""
     found = []
     for record, step_dir in context.folders():
-        captures = store.read_captures(step_dir)
+        try:
+            captures = store.read_captures(step_dir)
+        except InputError as exc:
+            _left_out(context, record, exc)
+            captures = {}
         for phase in SMART_PHASES:
-            snapshot = store.step_snapshot(step_dir, phase)
+            try:
+                snapshot = store.step_snapshot(step_dir, phase)
+            except InputError as exc:  # the run's other frames load without it
+                _left_out(context, record, exc)
+                continue
             if snapshot is not None:
                 _check_fits(snapshot)
                 when = captures.get(phase, {}).get("time")
@@ -164,6 +172,12 @@ def _snapshots(context: RunContext) -> list[tuple[StepRecord, str, datetime | No
                     (record, phase, datetime.fromisoformat(when) if when else None, snapshot)
                 )
     return found
+
+
+def _left_out(context: RunContext, record: StepRecord, exc: InputError) -> None:
+    """A SMART capture that cannot be read, listed in the run's damage."""
+    path, _, reason = str(exc).partition(": ")
+    context.damaged.append(Damage(path, reason, record.index, record.name, "SMART snapshot"))
 
 
 def smart_frame(context: RunContext) -> pl.DataFrame:

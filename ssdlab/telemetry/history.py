@@ -38,8 +38,9 @@ previous one (null when either lacks a counter, no host bytes were written, or a
 went down: the drive was reset or replaced), ``lifetime_waf`` over the drive's life.
 
 Only regular files are read (a FIFO or ``/dev/zero`` in a tree is skipped with why), each
-once and whole (up to :data:`MAX_CAPTURE_BYTES`); rows are collected per column and become
-polars frames every :data:`CHUNK_ROWS` snapshots, so memory stays a few columns of numbers.
+once and whole (up to :data:`MAX_CAPTURE_BYTES`, the size limit of SMART captures); rows
+are collected per column and become polars frames every :data:`CHUNK_ROWS` snapshots, so
+memory stays a few columns of numbers.
 With ``workers``, processes read whole top-level subtrees in parallel, each building frames.
 """
 
@@ -50,7 +51,6 @@ import multiprocessing
 import os
 import pickle
 import shutil
-import stat
 from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import ProcessPoolExecutor, as_completed
 from dataclasses import dataclass, field
@@ -65,9 +65,9 @@ from .. import __version__
 from ..atomic import write_text_atomic
 from ..console import plural
 from ..errors import InputError
-from ..formats import FORMATS, PROBE_JSON_MAX_BYTES, Format, Probe, recognise
+from ..formats import FORMATS, Format, Probe, recognise
 from ..importer import Skipped, made_by_import, walk_files, write_frames
-from ..io.text import read_bytes
+from ..io.text import read_file, size_limit
 from ..layout import SMART_HISTORY, frame_file, frame_path
 from ..lock import results_lock
 from ..manifest import now
@@ -76,7 +76,8 @@ from .smart import records_of, smartctl_exporter
 from .snapshot import SOURCE_PRECEDENCE, merge_records
 
 FRAME = "smart_history"
-MAX_CAPTURE_BYTES = PROBE_JSON_MAX_BYTES
+CAPTURE_LIMIT = "SMART captures"  #: its size limit's name (:data:`~ssdlab.io.text.SIZE_LIMITS`)
+MAX_CAPTURE_BYTES = size_limit(CAPTURE_LIMIT)
 CHUNK_ROWS = 100_000
 INT64_MAX = 2**63 - 1
 DRIVE_KEYS = ("model", "serial")
@@ -152,19 +153,8 @@ class _Snapshot:
 def _read(path: str) -> tuple[bytes, float]:
     """A regular file's bytes and modification time; InputError for anything else (a FIFO
     would block, ``/dev/zero`` never ends) or a file too large to be a capture."""
-    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
-    try:
-        info = os.fstat(fd)
-        if not stat.S_ISREG(info.st_mode):
-            read_bytes(Path(path), 0)  # raises the InputError that says what it is
-        if info.st_size > MAX_CAPTURE_BYTES:
-            raise InputError(f"{path}: larger than {MAX_CAPTURE_BYTES >> 20} MiB, not a capture")
-        data = os.read(fd, info.st_size + 1)
-        while len(data) <= info.st_size and (more := os.read(fd, 2**20)):
-            data += more
-        return data[: MAX_CAPTURE_BYTES + 1], info.st_mtime
-    finally:
-        os.close(fd)
+    data, info = read_file(path, CAPTURE_LIMIT)
+    return data, info.st_mtime
 
 
 class _History:
@@ -412,7 +402,7 @@ def scan_smart_history(directory: Path | str) -> pl.LazyFrame:
     missing = [name for name in SCHEMA if name not in schema]
     if missing:
         raise InputError(f"{path}: not a {FRAME} frame: no {', '.join(missing)}")
-    return pl.scan_parquet(path)
+    return pl.scan_parquet(path, glob=False)  # a [ ] * ? in its path is no pattern
 
 
 def import_smart_history(

@@ -48,6 +48,7 @@ import polars as pl
 
 from ..errors import InputError, SsdlabError
 from ..execute import FleetHook, RunHook
+from ..io.text import read_bytes
 from ..layout import (
     POWER_DIR,
     POWER_RAW,
@@ -202,7 +203,7 @@ class _NoFleetSmart:
 
 def _read_samples(path: Path) -> pl.DataFrame | None:
     """Samples an earlier (interrupted) run left, a torn last line dropped; None for none."""
-    data = path.read_bytes()
+    data = read_bytes(path, kind="power traces")
     whole = data[: data.rfind(b"\n") + 1]
     if len(whole) != len(data):
         path.write_bytes(whole)

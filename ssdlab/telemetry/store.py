@@ -80,7 +80,7 @@ def read_trace(results_dir: Path) -> pl.DataFrame | None:
     if not path.exists():
         return None
     try:
-        return pl.read_parquet(path)
+        return pl.read_parquet(path, glob=False)  # a [ ] * ? in its path is no pattern
     except (OSError, pl.exceptions.PolarsError) as exc:
         raise InputError(f"{path}: unreadable power trace: {first_line(exc)}") from None
 
@@ -99,7 +99,7 @@ def read_captures(step_dir: Path) -> dict[str, Any]:
     path = step_dir / SMART_DIR / SMART_CAPTURES
     if not path.exists():
         return {}
-    captures = parse_json(read_text(path, "a capture record"), path)
+    captures = parse_json(read_text(path, "a capture record", "SMART captures"), path)
     if not isinstance(captures, dict) or not all(map(_valid_capture, captures.values())):
         raise InputError(f"{path}: not a capture record (phase: {{time, errors}})")
     return captures

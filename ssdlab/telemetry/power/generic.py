@@ -14,6 +14,7 @@ from pathlib import Path
 
 from ...errors import InputError
 from ...formats import Format
+from ...io.text import read_bytes
 from .trace import PowerTrace, make_trace, read_csv, require_columns, scaled, unit_scale
 
 NAME = "csv"
@@ -70,10 +71,9 @@ _CURRENT = re.compile(r"^(current|amps?|a|i|iin|iout|ma)([ _(\[].*)?$", re.I)
 
 def csv_columns(path: str | Path) -> list[str] | None:
     """The header of ``path`` when it reads as a CSV file with one (None otherwise)."""
-    try:
-        with Path(path).open(encoding="utf-8", errors="replace", newline="") as fh:
-            head = fh.read(64 * 1024)
-    except OSError:
+    try:  # a FIFO or a device is refused unread
+        head = read_bytes(Path(path), 64 * 1024).decode("utf-8", errors="replace")
+    except InputError:
         return None
     lines = [line for line in head.splitlines() if line.strip()]
     if len(lines) < 2:

@@ -85,7 +85,7 @@ def read_ipmitool_dcmi(path: str | Path, *, tz: str | None = None) -> PowerTrace
         raise InputError(f"{path}: unknown time zone {tz!r}") from None
     readings: list[dict[str, float | None]] = []
     epoch: float | None = None
-    for m in _TOKEN.finditer(read_text(path)):
+    for m in _TOKEN.finditer(read_text(path, kind="ipmitool logs")):
         if m["epoch"]:
             epoch = float(m["epoch"])
         elif m["watts"]:

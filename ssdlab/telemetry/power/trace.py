@@ -19,7 +19,7 @@ from typing import Any, NamedTuple
 import polars as pl
 
 from ...errors import InputError
-from ...io.text import read_bytes
+from ...io.text import open_regular
 
 CANONICAL = ("time_s", "power_w", "voltage_v", "current_a")
 _PREFIX = {"": 1.0, "k": 1e3, "m": 1e-3, "u": 1e-6, "µ": 1e-6, "n": 1e-9}
@@ -42,10 +42,11 @@ def unit_scale(unit: str, base: str, where: str) -> float:
 
 
 def read_csv(path: Path, *, skip_rows: int = 0) -> pl.DataFrame:
-    """A CSV file with a header row (after ``skip_rows`` lines), errors naming the file."""
-    read_bytes(path, 0)  # refuses FIFOs and devices before polars blocks on one
+    """A CSV file with a header row (after ``skip_rows`` lines), errors naming the file;
+    FIFOs, devices and files over the size limit of power traces are refused unread."""
     try:
-        return pl.read_csv(path, skip_rows=skip_rows, infer_schema_length=None)
+        with open_regular(path, "power traces") as fh:
+            return pl.read_csv(fh, skip_rows=skip_rows, infer_schema_length=None)
     except pl.exceptions.NoDataError:
         raise InputError(f"{path}: empty file") from None
     except (OSError, pl.exceptions.PolarsError) as exc:

@@ -19,6 +19,15 @@ SATA attributes are keyed by ``name`` (their meaning depends on the drive family
 NVMe: ``nvme_smart_health_information_log`` with temperature in °C and ``data_units_*`` in
 thousands of 512-byte units. Values of 2^53 or more are read from smartctl's exact ``KEY_s``.
 
+Other drives (SCSI/SAS): the fields smartctl prints for every drive, ``user_capacity.bytes``,
+``temperature.current`` (°C), ``power_on_time.hours`` and, for a SCSI SSD,
+``scsi_percentage_used_endurance_indicator``. Its byte counts (``gigabytes_processed``) are
+rounded to MB: not read.
+
+A capture is recognised by its fields, with or without smartctl's header (``smartctl``,
+``json_format_version``), which monitoring tools often drop: a model name and a serial
+number, and a health section or two of capacity, power-on time and temperature.
+
 Every 7.x version is read alike (7.0-7.4 differ in keys this reader does not use, and
 ``user_capacity`` is missing for a multi-namespace NVMe drive). The capture time is
 ``local_time.time_t``; the namespace is the one of ``device.name`` (``/dev/nvme0n1``: 1).
@@ -59,9 +68,35 @@ NAMESPACE_DEVICE = re.compile(r"nvme\d+n(\d+)$")
 _LEADING_NUMBER = re.compile(r"\s*(-?\d+(?:\.\d+)?)")
 
 
+#: what a capture holds without its header: the drive's identity, and a health section or
+#: at least :data:`MIN_COMMON` of the fields smartctl prints for any drive (key, its number)
+IDENTITY = ("model_name", "serial_number")
+SECTIONS = ("nvme_smart_health_information_log", "ata_smart_attributes", "scsi_error_counter_log")
+COMMON = {"user_capacity": "bytes", "power_on_time": "hours", "temperature": "current"}
+MIN_COMMON = 2
+
+
+def _common(doc: dict[str, Any]) -> int:
+    """How many of :data:`COMMON` ``doc`` holds as smartctl spells them."""
+    return sum(
+        isinstance(doc.get(key), dict) and field in doc[key] for key, field in COMMON.items()
+    )
+
+
+def is_capture(doc: Any) -> bool:
+    """Whether ``doc`` is smartctl's JSON: its header, or (without it) a drive's model name
+    and serial number with a health section or :data:`MIN_COMMON` of :data:`COMMON`."""
+    if not isinstance(doc, dict):
+        return False
+    if isinstance(doc.get("smartctl"), dict):
+        return True
+    if not all(isinstance(doc.get(key), str) and doc[key].strip() for key in IDENTITY):
+        return False
+    return any(isinstance(doc.get(key), dict) for key in SECTIONS) or _common(doc) >= MIN_COMMON
+
+
 def sniff(probe: Probe) -> bool:
-    doc = probe.json
-    return isinstance(doc, dict) and isinstance(doc.get("smartctl"), dict)
+    return is_capture(probe.json)
 
 
 def _obj(doc: dict[str, Any], key: str, where: str) -> dict[str, Any]:
@@ -197,9 +232,27 @@ def _nvme_fields(doc: dict[str, Any], where: str) -> dict[str, Any]:
     }
 
 
+def _common_fields(doc: dict[str, Any], where: str) -> dict[str, Any]:
+    """The fields smartctl prints for any drive (SCSI/SAS: no ATA or NVMe health section)."""
+    return {
+        "capacity_bytes": get_int(_obj(doc, "user_capacity", where), "bytes", where),
+        "temperature_c": get_int(
+            _obj(doc, "temperature", where), "current", f"{where}: temperature"
+        ),
+        "percent_used": get_int(doc, "scsi_percentage_used_endurance_indicator", where),
+    }
+
+
 def read_smartctl(path: str | Path) -> SmartRecord:
-    """Read ``smartctl -j -a`` output (SATA or NVMe) into a :class:`SmartRecord`."""
-    return parse_smartctl(load_json_object(path, "smartctl JSON", ("smartctl",)), str(path))
+    """Read ``smartctl -j -a`` output (SATA, NVMe or SCSI; with or without its header) into
+    a :class:`SmartRecord`."""
+    doc = load_json_object(path, "smartctl JSON", ())
+    if not is_capture(doc):
+        raise InputError(
+            f"{path}: not smartctl JSON: no 'smartctl' header, nor a model_name and "
+            "serial_number with SMART data"
+        )
+    return parse_smartctl(doc, str(path))
 
 
 def parse_smartctl(doc: dict[str, Any], where: str) -> SmartRecord:
@@ -208,6 +261,8 @@ def parse_smartctl(doc: dict[str, Any], where: str) -> SmartRecord:
         fields = _nvme_fields(doc, where)
     elif "ata_smart_attributes" in doc:
         fields = ata_fields(doc, where)
+    elif _common(doc) or "scsi_percentage_used_endurance_indicator" in doc:
+        fields = _common_fields(doc, where)
     else:
         messages = _obj(doc, "smartctl", where).get("messages")
         said = "; ".join(
@@ -216,8 +271,9 @@ def parse_smartctl(doc: dict[str, Any], where: str) -> SmartRecord:
             if isinstance(m, dict) and isinstance(m.get("string"), str)
         )
         raise InputError(
-            f"{where}: smartctl JSON without ata_smart_attributes or "
-            f"nvme_smart_health_information_log" + (f" (smartctl said: {said})" if said else "")
+            f"{where}: smartctl JSON without ata_smart_attributes, "
+            "nvme_smart_health_information_log, or user_capacity, power_on_time, temperature"
+            + (f" (smartctl said: {said})" if said else "")
         )
     if fields.get("power_on_hours") is None:
         fields["power_on_hours"] = get_int(_obj(doc, "power_on_time", where), "hours", where)

@@ -59,18 +59,26 @@ def sniff(probe: Probe) -> bool:
 
 
 def _number(text: str, where: str) -> float:
+    shown = repr(text) if len(text) <= 40 else f"{text[:37]!r}..."
     try:
         value = float(text)
     except ValueError:
-        raise InputError(f"{where}: not a number: {text!r}") from None
+        raise InputError(f"{where}: not a number: {shown}") from None
     if not math.isfinite(value):
-        raise InputError(f"{where}: not a finite number: {text!r}")
+        raise InputError(f"{where}: not a finite number: {shown}")
     return value
+
+
+def _stamp_s(stamp: str, where: str) -> float:
+    """A sample's timestamp (epoch milliseconds) in seconds; before the year 10000."""
+    if len(stamp) > 16 or not 0 <= int(stamp) < 253402300800000:
+        raise InputError(f"{where}: timestamp {stamp[:20]} is not a time (epoch milliseconds)")
+    return int(stamp) / 1000
 
 
 def _whole(text: str, where: str) -> int:
     """An integer value: exact when written as one (a float would round it above 2^53)."""
-    if _INTEGER.fullmatch(text):
+    if _INTEGER.fullmatch(text) and len(text) <= 40:  # 2^128 has 39 digits
         return int(text)
     value = _number(text, where)
     if not value.is_integer():
@@ -104,7 +112,7 @@ def parse_smartctl_exporter(text: str, where: str) -> list[SmartRecord]:
         device = devices.setdefault((host, labels["device"]), _Device())
         at = f"{where}: {metric}{{device={labels['device']!r}}}"
         if stamp is not None:
-            device.stamps.append(int(stamp) / 1000)
+            device.stamps.append(_stamp_s(stamp, at))
         if metric == PREFIX:
             for label, field in INFO.items():
                 device.fields[field] = text_or_none(labels.get(label), at)
@@ -153,7 +161,9 @@ def _record(host: str | None, name: str, device: _Device, where: str) -> SmartRe
 def read_smartctl_exporter(path: str | Path, device: str | None = None) -> SmartRecord:
     """The record of the dump's only device, or of the one named ``device``."""
     path = Path(path)
-    records = parse_smartctl_exporter(read_text(path, "a smartctl_exporter dump"), str(path))
+    records = parse_smartctl_exporter(
+        read_text(path, "a smartctl_exporter dump", "SMART captures"), str(path)
+    )
     names = [r.raw["device"] for r in records]
     if not records:
         raise InputError(f"{path}: no smartctl_exporter sample names a device")
