@@ -181,12 +181,15 @@ def _write_parquet(frame: pl.DataFrame, path: Path) -> None:
     write_bytes_atomic(path, buffer.getvalue())
 
 
-def sync(root: Path | str) -> tuple[Path, list[tuple[str, str]]]:
+def sync(
+    root: Path | str, found: dict[str, list[Path]] | None = None
+) -> tuple[Path, list[tuple[str, str]]]:
     """Bring the Parquet cache of ``root`` up to date; return its frames directory and the
-    results directories that could not be loaded (relative path, error)."""
+    results directories that could not be loaded (relative path, error). ``found``: what
+    :func:`~ssdlab.discover.find_marked` finds under ``root``, when the caller has it."""
     root = Path(root)
     frames_dir = catalog_frames(root)
-    found = find_marked(root)
+    found = find_marked(root) if found is None else found
     current = {d: _key(root, d) for d in found[MANIFEST]}
     histories = {d: _key(root, d, SMART_HISTORY) for d in found[SMART_HISTORY]}
     valid = set(current.values()) | set(histories.values())
@@ -309,11 +312,11 @@ def catalog(root: Path | str, *, database: Path | str | None = None) -> duckdb.D
 
 
 def _open(
-    root: Path, database: Path | str | None
+    root: Path, database: Path | str | None, found: dict[str, list[Path]] | None = None
 ) -> tuple[duckdb.DuckDBPyConnection, list[Path], list[tuple[str, str]]]:
     """:func:`catalog`'s connection, the files its views read and the results directories
-    (and histories) it skipped (relative path, error)."""
-    frames_dir, skipped = sync(root)
+    (and histories) it skipped (relative path, error); ``found`` as :func:`sync` takes it."""
+    frames_dir, skipped = sync(root, found)
     path = str(database or root / CATALOG_DIR / CATALOG_DATABASE)
     try:
         con = duckdb.connect(path)
@@ -398,12 +401,13 @@ def query(root: Path | str, sql: str, *, warn: Callable[[str], None] | None = No
     as text. InputError (one line) for any problem with the query."""
     root = Path(root)
     _one_query(sql)
-    if not any(find_marked(root).values()):
+    found = find_marked(root)
+    if not any(found.values()):
         raise InputError(
             f"{root}: no results directory ({MANIFEST}) or SMART history ({SMART_HISTORY}) "
             "at or below it"
         )
-    con, files, skipped = _open(root, ":memory:")
+    con, files, skipped = _open(root, ":memory:", found)
     try:
         for relative, error in skipped:
             if warn is not None:

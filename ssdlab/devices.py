@@ -406,12 +406,15 @@ def check_same(device_path: str | Path, recorded: dict[str, Any], *, writes: boo
         _refuse_unsafe(device_path, device)
 
 
-def check_writable(device_path: str | Path, confirm: str | None) -> DeviceInfo:
+def check_writable(
+    device_path: str | Path, confirm: str | None, device: DeviceInfo | None = None
+) -> DeviceInfo:
     """The device, if it passes every safety check and ``confirm`` names it; else refused.
 
-    ``confirm`` must be the device's kernel name (``loop3`` or ``/dev/loop3``) or its serial.
+    ``confirm`` must be the device's kernel name (``loop3`` or ``/dev/loop3``) or its serial;
+    ``device``: :func:`check_readable` of ``device_path``, when the caller has it.
     """
-    device = check_readable(device_path)
+    device = device or check_readable(device_path)
     who = _refuse_unsafe(device_path, device)
     names = {device.name, f"/dev/{device.name}"} | ({device.serial} if device.serial else set())
     expected = f"its kernel name {device.name}" + (

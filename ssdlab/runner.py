@@ -212,12 +212,7 @@ def check_job_files(jobs: list[tuple[str, str]], *, binary: str | None = None) -
 
 def step_headline(step_dir: Path, fio: FioJson) -> str:
     """A step's result in one line; InputError when unusable (:func:`result_jobs`)."""
-    return _headline(result_jobs(fio, step_dir / FIO_JSON))
-
-
-def _headline(jobs: pl.DataFrame) -> str:
-    """:func:`step_headline` of a step's :func:`result_jobs`."""
-    return result_line(jobs)
+    return result_line(result_jobs(fio, step_dir / FIO_JSON))
 
 
 def tracked_value(jobs: pl.DataFrame, metric: str, direction: str | None) -> float:
@@ -426,7 +421,7 @@ class SuiteSteps:
 
         def inspect(directory: Path, fio: FioJson) -> str:
             jobs = result_jobs(fio, directory / FIO_JSON)
-            headline = _headline(jobs)
+            headline = result_line(jobs)
             if record.load is not None:
                 headline += _judge_load(record, float(jobs["iops"].fill_null(0).sum()))
             written = int(jobs["io_bytes"].sum())

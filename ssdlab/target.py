@@ -135,11 +135,10 @@ def judge_target(
     except OSError as exc:
         raise SsdlabError(f"{real}: cannot inspect it: {exc.strerror}") from None
     if st is not None and stat.S_ISBLK(st.st_mode):
-        if not writes:
-            device = check_readable(real)
-        else:
-            name = confirm(check_readable(real)) if callable(confirm) else confirm
-            device = check_writable(real, name)
+        device = check_readable(real)
+        if writes:
+            name = confirm(device) if callable(confirm) else confirm
+            device = check_writable(real, name, device)
         _check_bottom(real, device.name)
         return TargetInfo(
             path=str(real),
@@ -218,16 +217,17 @@ def _loop_backed(path: str | Path) -> str | None:
     return None
 
 
-def _linked(path: Path) -> str | None:
+def _linked(path: Path, mounts: list[tuple[str, str, str]]) -> str | None:
     """Why the existing file ``path`` may be reached by other names ssdlab cannot see: its
-    hard links (any of them may be in a results directory), or a bind mount of it."""
+    hard links (any of them may be in a results directory), or a bind mount of it (one of
+    ``mounts``, :func:`_mounts`)."""
     links = path.stat().st_nlink
     if links > 1:
         return (
             f"it has {links} hard links; ssdlab cannot tell what else they name (a results "
             "directory's file, another run's target): give a file with one name"
         )
-    if str(path) in _mount_points():
+    if any(point == str(path) for _, _, point in mounts):
         return "it is a mount point (a bind mount of another file); ssdlab cannot tell what it is"
     return None
 
@@ -248,16 +248,11 @@ def _mounts() -> list[tuple[str, str, str]]:
     return [(f[2], unescape(f[3]), unescape(f[4])) for f in fields if len(f) > 4]
 
 
-def _mount_points() -> set[str]:
-    """Where something is mounted on this machine (files bind-mounted too)."""
-    return {point for _, _, point in _mounts()}
-
-
-def _views(path: Path) -> list[Path]:
-    """``path`` and, when the mount holding it shows a directory of its file system (a bind
-    mount: its root is not ``/``), the same path in every other mount of that file system
-    that shows it (none in a container that sees only the bind mount)."""
-    mounts = _mounts()
+def _views(path: Path, mounts: list[tuple[str, str, str]]) -> list[Path]:
+    """``path`` and, when the mount holding it (of ``mounts``, :func:`_mounts`) shows a
+    directory of its file system (a bind mount: its root is not ``/``), the same path in
+    every other mount of that file system that shows it (none in a container that sees
+    only the bind mount)."""
     holding = None
     for mount in mounts:
         if path.is_relative_to(mount[2]) and (holding is None or len(mount[2]) >= len(holding[2])):
@@ -297,19 +292,20 @@ def check_file_target(
     files below."""
     if path.is_relative_to("/sys") or path.is_relative_to("/proc"):
         raise SsdlabError(f"{path}: a target cannot be under /sys or /proc")
+    mounts = _mounts()
     if path.is_file():
         if not backing and (loop := _loop_backed(path)):
             raise SsdlabError(
                 f"{path}: it backs the loop device {loop}, which writing it would corrupt "
                 f"(detach it first: losetup -d {loop})"
             )
-        if problem := _linked(path):
+        if problem := _linked(path, mounts):
             raise SsdlabError(f"{path}: {problem}")
     own = Path(os.path.realpath(own_dir)) if own_dir is not None else None
     if own is not None and path.parent == own and path.name in OWN_RECORDS:
         raise SsdlabError(f"{path}: a results directory's record cannot be a target")
     own_inode = _inode(own) if own is not None else None
-    for view in _views(path):  # a bind mount may show a results directory's file elsewhere
+    for view in _views(path, mounts):  # a bind mount may show a results directory's file elsewhere
         shown = "" if view == path else f" (also {view})"
         for folder in view.parents:
             if view.parent == folder and (
@@ -357,7 +353,7 @@ def check_unchanged(info: TargetInfo, *, writes: bool) -> None:
         _check_bottom(info.path, (info.device or {}).get("name", info.path))
     elif loop := _loop_backed(info.path):
         raise SsdlabError(f"target {info.path} now backs the loop device {loop}")
-    elif problem := _linked(Path(info.path)):
+    elif problem := _linked(Path(info.path), _mounts()):
         raise SsdlabError(f"target {info.path}: {problem}")
 
 

@@ -22,7 +22,7 @@ from ..layout import MANIFEST
 from ..manifest import Manifest, new_run_id, now
 from ..pipeline import FIO_FRAMES
 from .latency import ACT_SLICE_S
-from .log import read_act_log
+from .log import ActLog, read_act_log
 from .trials import (
     ActRecord,
     DeviceId,
@@ -67,7 +67,7 @@ def _mark_device(
             )
         return
     devices, source = run
-    if trial.devices and devices and same_devices(trial.devices, devices):
+    if same_devices(trial.devices, devices):
         if other:
             raise InputError(
                 f"{OTHER_DEVICE_OPTION}: {log} ran on {mine}, which is {source}, not another device"
@@ -80,6 +80,17 @@ def _mark_device(
             f"{OTHER_DEVICE_OPTION}, or use another --out"
         )
     trial.other_device = True
+
+
+def _slice_hint(act: ActLog, slice_s: int) -> str:
+    """For a log shorter than ``slice_s``: the ``--slice`` that takes it whole, or nothing."""
+    last, interval = (act.reports[-1].seconds if act.reports else 0), act.report_interval_s
+    if last >= slice_s or last < interval:
+        return ""
+    return (
+        f"; pass --slice {last - last % interval} for one slice of the whole log, or a "
+        f"shorter multiple of its {interval} s report interval"
+    )
 
 
 def import_act_log(
@@ -108,6 +119,8 @@ def import_act_log(
         trial = native_trial(act, slice_s=slice_s, load=load)
     except ValueError as exc:
         raise InputError(f"{log}: {exc}") from None
+    except InputError as exc:  # a log shorter than a slice: say which --slice takes it
+        raise InputError(f"{exc}{_slice_hint(act, slice_s)}") from None
     existing = Manifest.load(out) if (out / MANIFEST).exists() else None
     record = ActRecord.load(out)
     _mark_device(log, trial, out, existing, record, other_device)

@@ -365,20 +365,8 @@ def import_(
     first trial's), unless --other-device is given.
     """
     from ..act.imports import import_act_log
-    from ..act.log import read_act_log
-    from ..errors import InputError
 
-    try:
-        trial = import_act_log(
-            log, out, slice_s=slice_, load=load, label=label, other_device=other_device
-        )
-    except InputError as exc:  # a log shorter than a slice: say which --slice it takes
-        act = read_act_log(log)
-        last, interval = (act.reports[-1].seconds if act.reports else 0), act.report_interval_s
-        if last >= slice_ or last < interval:
-            raise
-        raise InputError(
-            f"{exc}; pass --slice {last - last % interval} for one slice of the whole log, or "
-            f"a shorter multiple of its {interval} s report interval"
-        ) from None
+    trial = import_act_log(
+        log, out, slice_s=slice_, load=load, label=label, other_device=other_device
+    )
     print(trial.summary)

@@ -44,8 +44,6 @@ SIZE_LIMITS: dict[str, tuple[int, str]] = {
     "ipmitool logs": (256 * MiB, "text read whole: a reading is ~300 bytes"),
     "TOML/YAML files": (1 * MiB, "suites, drive specs and QoS profiles are a few KiB"),
 }
-#: The largest TOML/YAML file :func:`read_mapping` takes (suites and drive specs are a few KB).
-MAX_MAPPING_BYTES = SIZE_LIMITS["TOML/YAML files"][0]
 #: The deepest nesting of lists and tables :func:`read_mapping` takes (suites use 3 or 4).
 MAX_DEPTH = 32
 _KINDS = {
@@ -165,9 +163,9 @@ def _check_yaml_events(text: str, path: Path) -> None:
 
 def read_mapping(path: Path, what: str) -> dict[str, Any]:
     """A ``.toml``, ``.yaml`` or ``.yml`` file as a mapping; InputError naming the file for
-    anything else: unreadable, larger than :data:`MAX_MAPPING_BYTES`, not UTF-8, not valid,
-    YAML aliases, nesting too deep, or not a mapping. ``what`` names the file's kind in
-    messages (``"suite file"``)."""
+    anything else: unreadable, larger than its size limit (:data:`SIZE_LIMITS`), not UTF-8,
+    not valid, YAML aliases, nesting too deep, or not a mapping. ``what`` names the file's
+    kind in messages (``"suite file"``)."""
     import yaml  # here: most commands read no mapping, and PyYAML takes ~40 ms to import
 
     kind = path.suffix.lstrip(".").upper().replace("YML", "YAML")

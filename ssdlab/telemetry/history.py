@@ -38,7 +38,7 @@ previous one (null when either lacks a counter, no host bytes were written, or a
 went down: the drive was reset or replaced), ``lifetime_waf`` over the drive's life.
 
 Only regular files are read (a FIFO or ``/dev/zero`` in a tree is skipped with why), each
-once and whole (up to :data:`MAX_CAPTURE_BYTES`, the size limit of SMART captures); rows
+once and whole (within the size limit of SMART captures); rows
 are collected per column and become polars frames every :data:`CHUNK_ROWS` snapshots, so
 memory stays a few columns of numbers.
 With ``workers``, processes read whole top-level subtrees in parallel, each building frames.
@@ -67,7 +67,7 @@ from ..console import plural
 from ..errors import InputError
 from ..formats import FORMATS, Format, Probe, recognise
 from ..importer import Skipped, made_by_import, walk_files, write_frames
-from ..io.text import read_file, size_limit
+from ..io.text import read_file
 from ..layout import SMART_HISTORY, frame_file, frame_path
 from ..lock import results_lock
 from ..manifest import now
@@ -77,7 +77,6 @@ from .snapshot import SOURCE_PRECEDENCE, merge_records
 
 FRAME = "smart_history"
 CAPTURE_LIMIT = "SMART captures"  #: its size limit's name (:data:`~ssdlab.io.text.SIZE_LIMITS`)
-MAX_CAPTURE_BYTES = size_limit(CAPTURE_LIMIT)
 CHUNK_ROWS = 100_000
 INT64_MAX = 2**63 - 1
 DRIVE_KEYS = ("model", "serial")
