@@ -15,9 +15,9 @@ columns: ``capacity_bytes`` BIGINT, ``logical_block_bytes``/``physical_block_byt
 INTEGER, ``model``, ``serial``, ``firmware``, ``transport``, the target's path, kind and
 bytes), ``summary``, ``timeseries``, ``latency_hist``, ``percentiles``, ``snapshots``,
 ``rounds``, ``steady_state`` and every registered extra frame: ``smart``, ``waf``,
-``power``, ``power_trace``, ``endurance``, ``act_trials``, ``act_slices`` and plug-ins'. A
-frame no run has is still a view, empty, with its columns and types, so a query over
-``power`` or ``act_trials`` works on any catalog. Every row carries ``run_id`` and
+``power``, ``power_trace``, ``power_idle``, ``endurance``, ``act_trials``, ``act_slices``
+and plug-ins'. A frame no run has is still a view, empty, with its columns and types, so a
+query over ``power`` or ``act_trials`` works on any catalog. Every row carries ``run_id`` and
 ``results_dir`` (relative to the root). Results directories that cannot be loaded are listed
 in the table ``skipped`` (``results_dir``, ``error``).
 

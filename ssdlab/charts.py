@@ -25,8 +25,14 @@ MB = 1e6
 ACCENT = "#0a58a8"
 MUTED = "#a9b3bf"
 PASS, FAIL = "#2e8540", "#c0392b"
-DIRECTION_COLORS = alt.Scale(domain=list(DIRECTIONS), range=["#1f77b4", "#d62728", "#7f7f7f"])
+#: each fio direction's colour; a chart's legend names only the directions its data has
+DIRECTION_COLORS = dict(zip(DIRECTIONS, ("#1f77b4", "#d62728", "#7f7f7f"), strict=True))
+#: each ACT trial result's colour
+ACT_RESULT_COLORS = {"passed": PASS, "failed": FAIL, "cant_keep_up": "#e08e0b", "abandoned": MUTED}
+#: the columns tracing a point to its step and fio's output, with their tooltip titles
+PROVENANCE = {"step": "Step", "fio_json": "fio JSON"}
 QD_AXIS_TITLE = "Queue depth (iodepth × jobs)"
+QD_SUBTITLE = "Diamond: the lowest queue depth reaching 95 % of the peak throughput"
 #: tick labels closer than this (px) to the previous one kept are dropped
 LABEL_GAP = 8
 #: at most one tick (and label) per this many px of a quantitative axis
@@ -61,6 +67,28 @@ def latency_y(field: str = "us:Q") -> alt.Y:
     return alt.Y(
         field, scale=alt.Scale(type="log"), title="Completion latency (µs, log)", axis=axis()
     )
+
+
+def present_scale(colors: Mapping[str, Any], values: pl.Series) -> alt.Scale:
+    """A colour (or dash) scale of ``colors`` restricted to the ``values`` that occur, in
+    ``colors``' order: a legend never names what the data does not hold (``trim`` in a run
+    without trims)."""
+    found = set(values.drop_nulls().to_list())
+    domain = [name for name in colors if name in found]
+    return alt.Scale(domain=domain, range=[colors[name] for name in domain])
+
+
+def traced(frame: pl.DataFrame, *columns: str, **exprs: pl.Expr) -> pl.DataFrame:
+    """``frame.select(*columns, **exprs)`` keeping the :data:`PROVENANCE` columns ``frame``
+    has, so each point can name its step (:func:`provenance`)."""
+    keep = [c for c in PROVENANCE if c in frame.columns and c not in columns and c not in exprs]
+    return frame.select(*columns, *keep, **exprs)
+
+
+def provenance(data: pl.DataFrame) -> list[alt.Tooltip]:
+    """Tooltips naming the step a point was measured in and its fio JSON, for the
+    :data:`PROVENANCE` columns ``data`` has (none for rows that are not steps)."""
+    return [alt.Tooltip(f"{c}:N", title=t) for c, t in PROVENANCE.items() if c in data.columns]
 
 
 def _step_order(frame: pl.DataFrame) -> list[str]:
@@ -126,7 +154,8 @@ def _error_bars(base: alt.Chart, data: pl.DataFrame, lo: str, hi: str) -> alt.Ch
 
 def iops_by_step(summary: pl.DataFrame) -> alt.Chart:
     """IOPS per step, read and write stacked."""
-    data = summary.select(
+    data = traced(
+        summary,
         "step",
         "step_index",
         "direction",
@@ -141,9 +170,13 @@ def iops_by_step(summary: pl.DataFrame) -> alt.Chart:
         .encode(
             y=alt.Y("step:N", sort=_step_order(summary), title=None, axis=axis()),
             x=alt.X("iops:Q", title="IOPS", stack="zero", axis=axis(WIDTH - 120)),
-            color=alt.Color("direction:N", scale=DIRECTION_COLORS, title="Direction"),
+            color=alt.Color(
+                "direction:N",
+                scale=present_scale(DIRECTION_COLORS, data["direction"]),
+                title="Direction",
+            ),
             tooltip=[
-                alt.Tooltip("step:N", title="Step"),
+                *provenance(data),
                 alt.Tooltip("direction:N", title="Direction"),
                 alt.Tooltip("iops:Q", title="IOPS", format=",.0f"),
                 alt.Tooltip("mb_s:Q", title="MB/s", format=",.1f"),
@@ -167,9 +200,10 @@ LATENCY_STATS = {
 def latency_by_step(summary: pl.DataFrame) -> alt.Chart:
     """Completion latency mean, percentiles and max per step and direction (log scale)."""
     present = [c for c in LATENCY_STATS if c in summary.columns]
+    ids = ["row", "step", "direction", "step_index", *(c for c in PROVENANCE if c != "step")]
     data = (
         summary.with_columns(row=pl.concat_str("step", pl.lit(" · "), "direction"))
-        .unpivot(index=["row", "step", "direction", "step_index"], on=present)
+        .unpivot(index=[c for c in ids if c in summary.columns or c == "row"], on=present)
         .filter(pl.col("value") > 0)
         .with_columns(
             stat=pl.col("variable").replace_strict(LATENCY_STATS),
@@ -177,8 +211,9 @@ def latency_by_step(summary: pl.DataFrame) -> alt.Chart:
         )
     )
     order = data.sort("step_index", "direction")["row"].unique(maintain_order=True).to_list()
+    data = traced(data, "row", "direction", "stat", "us")
     return (
-        alt.Chart(data.select("row", "stat", "us"))
+        alt.Chart(data)
         .mark_point(filled=True, size=60)
         .encode(
             y=alt.Y("row:N", sort=order, title=None, axis=axis()),
@@ -191,7 +226,8 @@ def latency_by_step(summary: pl.DataFrame) -> alt.Chart:
             color=alt.Color("stat:N", sort=list(LATENCY_STATS.values()), title="Statistic"),
             shape=alt.Shape("stat:N", sort=list(LATENCY_STATS.values()), legend=None),
             tooltip=[
-                alt.Tooltip("row:N", title="Step"),
+                *provenance(data),
+                alt.Tooltip("direction:N", title="Direction"),
                 alt.Tooltip("stat:N", title="Statistic"),
                 alt.Tooltip("us:Q", title="µs", format=",.1f"),
             ],
@@ -218,7 +254,8 @@ def qd_scaling(
     """
     metric = points["metric"][0]
     order = _present(points, order)
-    data = points.select(
+    data = traced(
+        points,
         "series",
         "qd",
         "qd_label",
@@ -242,6 +279,7 @@ def qd_scaling(
         alt.Tooltip("value:Q", title=metric, format=",.0f"),
         alt.Tooltip("mean_us:Q", title="Mean latency (µs)", format=",.1f"),
         alt.Tooltip("p99_us:Q", title="p99 latency (µs)", format=",.1f"),
+        *provenance(data),
     ]
     labelled = len(order) == 1
     top = float(data["value"].max() or 0) * 1.15  # headroom for the label above the mark
@@ -251,28 +289,46 @@ def qd_scaling(
         axis=axis(),
         scale=alt.Scale(domain=[0, top], nice=True) if labelled and top > 0 else alt.Undefined,
     )
-    base = alt.Chart(data).encode(x=x, color=color, tooltip=tooltip)
+
+    def rows(frame: pl.DataFrame) -> alt.Chart:
+        return alt.Chart(frame).encode(x=x, color=color, tooltip=tooltip)
+
+    base = rows(data)
     line = base.mark_line(point=True).encode(y=y, strokeWidth=_stroke(subject))
-    marked = base.transform_filter(alt.datum.at_95).encode(y="value:Q")
-    layers = [line, marked.mark_point(shape="diamond", size=180, filled=True, opacity=1)]
+    # every layer gets the rows it draws, never an empty set (vega: "Infinite extent")
+    marked = data.filter(pl.col("at_95"))
+    layers = [line]
+    if marked.height:
+        layers.append(
+            rows(marked)
+            .mark_point(shape="diamond", size=180, filled=True, opacity=1)
+            .encode(y="value:Q")
+        )
     errors = _error_bars(base, data, "value_lo95", "value_hi95")
     if errors is not None:
         layers.append(errors)
     if labelled:  # beside the diamond, away from the y axis and the plot's right edge
-        sides = ((alt.datum.qd < qds[-1], "left", 9), (alt.datum.qd >= qds[-1], "right", -9))
+        sides = ((pl.col("qd") < qds[-1], "left", 9), (pl.col("qd") >= qds[-1], "right", -9))
         for keep, align, dx in sides:
-            layers.append(
-                marked.transform_filter(keep)
-                .mark_text(align=align, dx=dx, dy=-9, fontSize=11, fontWeight="bold")
-                .encode(text=alt.value("95 %"))
-            )
+            if (label := marked.filter(keep)).height:
+                layers.append(
+                    rows(label)
+                    .mark_text(align=align, dx=dx, dy=-9, fontSize=11, fontWeight="bold")
+                    .encode(y="value:Q", text=alt.value("95 %"))
+                )
     throughput = alt.layer(*layers).properties(
         width=HALF, height=240, title=f"{metric} by queue depth"
     )
+    # a log axis: the null engine reports 0 ns, and a panel without a latency is not drawn
+    latencies = data.filter((pl.col("mean_us") > 0) | (pl.col("p99_us") > 0))
+    if not latencies.height:
+        return alt.hconcat(throughput).properties(
+            title=alt.Title(title, subtitle=QD_SUBTITLE + "; no latency was measured")
+        )
     latency = (
-        alt.Chart(data)
+        alt.Chart(latencies)
         .transform_fold(["mean_us", "p99_us"], as_=["stat", "us"])
-        .transform_filter(alt.datum.us > 0)  # a log axis: the null engine reports 0 ns
+        .transform_filter(alt.datum.us > 0)
         .transform_calculate(stat="datum.stat == 'mean_us' ? 'mean' : 'p99'")
         .mark_line(point=True)
         .encode(
@@ -287,11 +343,7 @@ def qd_scaling(
             width=HALF, height=240, title="Latency by queue depth (solid: mean, dashed: p99)"
         )
     )
-    return alt.hconcat(throughput, latency).properties(
-        title=alt.Title(
-            title, subtitle="Diamond: the lowest queue depth reaching 95 % of the peak throughput"
-        )
-    )
+    return alt.hconcat(throughput, latency).properties(title=alt.Title(title, subtitle=QD_SUBTITLE))
 
 
 def mix_sweep(
@@ -312,8 +364,8 @@ def mix_sweep(
     order = _present(sweeps, order)
     color = _series_color(order)
     bars = "value_lo95" in steps.columns and steps["value_lo95"].is_not_null().any()
-    data = steps.select(
-        "series", "read_pct", "value", *(("value_lo95", "value_hi95") if bars else ())
+    data = traced(
+        steps, "series", "read_pct", "value", *(("value_lo95", "value_hi95") if bars else ())
     )
     x = alt.X(
         "read_pct:Q",
@@ -325,19 +377,25 @@ def mix_sweep(
         alt.Tooltip("series:N", title="Sweep"),
         alt.Tooltip("read_pct:Q", title="Reads (%)"),
         alt.Tooltip("value:Q", title=metric, format=",.0f"),
+        *provenance(data),
     ]
     base = alt.Chart(data).encode(x=x, color=color, tooltip=tooltip)
-    lines = base.mark_line(point=True).encode(
-        y=alt.Y("value:Q", title=metric, axis=axis()), strokeWidth=_stroke(subject)
-    )
+    layers = [
+        base.mark_line(point=True).encode(
+            y=alt.Y("value:Q", title=metric, axis=axis()), strokeWidth=_stroke(subject)
+        )
+    ]
     quoted = quoted_mix(data["read_pct"].to_list())
-    ring = (
-        base.transform_filter(alt.datum.read_pct == (quoted if quoted is not None else -1))
-        .mark_point(size=260, strokeWidth=2.5, filled=False)
-        .encode(y="value:Q")
-    )
+    ringed_rows = data.filter(pl.col("read_pct") == quoted) if quoted is not None else data.head(0)
+    if ringed_rows.height:  # a layer is never drawn from no rows (vega: "Infinite extent")
+        layers.append(
+            alt.Chart(ringed_rows)
+            .encode(x=x, color=color, tooltip=tooltip)
+            .mark_point(size=260, strokeWidth=2.5, filled=False)
+            .encode(y="value:Q")
+        )
     errors = _error_bars(base, data, "value_lo95", "value_hi95")
-    sweep_chart = alt.layer(lines, ring, *([errors] if errors is not None else [])).properties(
+    sweep_chart = alt.layer(*layers, *([errors] if errors is not None else [])).properties(
         width=HALF + 70, height=240, title=f"{metric} by read share"
     )
     averages = (
@@ -359,7 +417,7 @@ def mix_sweep(
     text = averages.mark_text(align="left", dx=3, fontSize=10).encode(
         text=alt.Text("avg:Q", format=",.0f"), color=alt.value("#1b2129")
     )
-    ringed = f"Ring: the {quoted}/{100 - quoted} read/write point" if quoted is not None else ""
+    ringed = f"Ring: the {quoted}/{100 - quoted} read/write point" if ringed_rows.height else ""
     return alt.hconcat(averages + text, sweep_chart).properties(
         title=alt.Title(title, subtitle=ringed)
     )
@@ -389,7 +447,12 @@ def steady_state(state: SteadyState, title: str, unit: str) -> alt.LayerChart:
     rounds = list(state.rounds)
     first, last = rounds[0], rounds[-1]
     names = list(WINDOW_GUIDES)
-    color_scale = alt.Scale(domain=names, range=list(WINDOW_GUIDES.values()))
+    data_band, slope_band = state.data_band, state.slope_band
+    fit_first, fit_last = state.fit(first), state.fit(last)
+    drawn = (True, state.mean is not None, fit_first is not None and fit_last is not None)
+    drawn += (data_band is not None, slope_band is not None)
+    shown = pl.Series([name for name, on in zip(names, drawn, strict=True) if on])
+    color_scale = present_scale(WINDOW_GUIDES, shown)
     # one legend for every layer: lines at full strength (not the band's faint fill)
     legend = alt.Legend(
         orient="bottom",
@@ -407,7 +470,6 @@ def steady_state(state: SteadyState, title: str, unit: str) -> alt.LayerChart:
     )
     y_title = f"{unit}"
     layers: list[alt.Chart] = []
-    data_band, slope_band = state.data_band, state.slope_band
     if data_band is not None:
         band = pl.DataFrame(
             {
@@ -437,7 +499,6 @@ def steady_state(state: SteadyState, title: str, unit: str) -> alt.LayerChart:
     lines: list[tuple[str, str, float, float]] = []
     if state.mean is not None:
         lines.append((names[1], "", state.mean, state.mean))
-    fit_first, fit_last = state.fit(first), state.fit(last)
     if fit_first is not None and fit_last is not None:
         lines.append((names[2], "", fit_first, fit_last))
     if slope_band is not None:
@@ -602,7 +663,7 @@ def by_block_size(cells: pl.DataFrame, title: str, unit: str, *, log: bool = Tru
 
     ``cells``: ``block`` (label), ``bs_bytes``, ``series``, ``value``.
     """
-    data = cells.select("block", "bs_bytes", "series", "value").filter(pl.col("value") > 0)
+    data = traced(cells, "block", "bs_bytes", "series", "value").filter(pl.col("value") > 0)
     blocks = data.sort("bs_bytes")["block"].unique(maintain_order=True).to_list()
     order = cells["series"].unique(maintain_order=True).to_list()
     pick = alt.selection_point(fields=["series"], bind="legend")
@@ -629,6 +690,7 @@ def by_block_size(cells: pl.DataFrame, title: str, unit: str, *, log: bool = Tru
                 alt.Tooltip("series:N", title="R/W mix"),
                 alt.Tooltip("block:O", title="Block size"),
                 alt.Tooltip("value:Q", title=unit, format=",.4~r"),
+                *provenance(data),
             ],
         )
         .add_params(pick)
@@ -643,7 +705,7 @@ def matrix_heatmap(cells: pl.DataFrame, title: str, unit: str) -> alt.LayerChart
     ``cells``: ``block`` (label), ``bs_bytes``, ``series`` (R/W mix), ``read_pct``,
     ``value``.
     """
-    data = cells.select("block", "bs_bytes", "series", "read_pct", "value").filter(
+    data = traced(cells, "block", "bs_bytes", "series", "read_pct", "value").filter(
         pl.col("value") > 0
     )
     blocks = data.sort("bs_bytes")["block"].unique(maintain_order=True).to_list()
@@ -663,6 +725,7 @@ def matrix_heatmap(cells: pl.DataFrame, title: str, unit: str) -> alt.LayerChart
             alt.Tooltip("block:O", title="Block size"),
             alt.Tooltip("series:O", title="R/W mix"),
             alt.Tooltip("value:Q", title=unit, format=",.4~r"),
+            *provenance(data),
         ],
     )
     cells_mark = base.mark_rect().encode(  # every cell carries its figure: no legend
@@ -695,7 +758,7 @@ def grouped_bars(
 
     ``cells``: ``block`` (label), ``bs_bytes``, ``series``, ``value``.
     """
-    data = cells.select("block", "bs_bytes", "series", "value").filter(
+    data = traced(cells, "block", "bs_bytes", "series", "value").filter(
         pl.col("value").is_not_null()
     )
     blocks = data.sort("bs_bytes")["block"].unique(maintain_order=True).to_list()
@@ -713,6 +776,7 @@ def grouped_bars(
             alt.Tooltip("block:N", title="Block size"),
             alt.Tooltip("series:N", title=series_title),
             alt.Tooltip("value:Q", title=unit, format=",.4~r"),
+            *provenance(data),
         ],
     )
     # bars need a zero to stand on, which a log axis lacks: there each value is a dot
@@ -923,14 +987,20 @@ def latency_percentiles(
 def power_per_step(power: pl.DataFrame) -> alt.LayerChart:
     """Average power per step with the min-max range (``label``, ``avg_w``, ``min_w``,
     ``max_w``)."""
-    data = power.filter(pl.col("avg_w").is_not_null()).select(
-        "step_index", "step", "label", "avg_w", "min_w", "max_w"
+    data = traced(
+        power.filter(pl.col("avg_w").is_not_null()),
+        "step_index",
+        "step",
+        "label",
+        "avg_w",
+        "min_w",
+        "max_w",
     )
     order = data.sort("step_index")["step"].to_list()
     base = alt.Chart(data).encode(
         y=alt.Y("step:N", sort=order, title=None, axis=axis()),
         tooltip=[
-            alt.Tooltip("step:N", title="Step"),
+            *provenance(data),
             alt.Tooltip("label:N", title="Workload"),
             alt.Tooltip("avg_w:Q", title="Average W", format=".2f"),
             alt.Tooltip("min_w:Q", title="Min W", format=".2f"),
@@ -948,7 +1018,7 @@ def power_per_step(power: pl.DataFrame) -> alt.LayerChart:
 
 def efficiency(power: pl.DataFrame, column: str, unit: str) -> alt.Chart:
     """Power efficiency per step (``iops_per_w`` or ``mb_s_per_w``), best first."""
-    data = power.filter(pl.col(column).is_not_null()).select("step", "label", column)
+    data = traced(power.filter(pl.col(column).is_not_null()), "step", "label", column)
     return (
         alt.Chart(data)
         .mark_bar(color="#2e8540")
@@ -956,7 +1026,7 @@ def efficiency(power: pl.DataFrame, column: str, unit: str) -> alt.Chart:
             y=alt.Y("step:N", sort="-x", title=None, axis=axis()),
             x=alt.X(f"{column}:Q", title=unit, axis=axis(WIDTH - 160)),
             tooltip=[
-                alt.Tooltip("step:N", title="Step"),
+                *provenance(data),
                 alt.Tooltip("label:N", title="Workload"),
                 alt.Tooltip(f"{column}:Q", title=unit, format=",.1f"),
             ],
@@ -1029,10 +1099,7 @@ def act_trials(trials: pl.DataFrame, limits: Mapping[float, float]) -> alt.HConc
                 color=alt.Color(
                     "result:N",
                     title="Trial",
-                    scale=alt.Scale(
-                        domain=["passed", "failed", "cant_keep_up", "abandoned"],
-                        range=[PASS, FAIL, "#e08e0b", MUTED],
-                    ),
+                    scale=present_scale(ACT_RESULT_COLORS, data["result"]),
                 ),
                 tooltip=[
                     alt.Tooltip("load_x:N", title="Load"),
@@ -1093,11 +1160,11 @@ def act_slices(slices: pl.DataFrame, limits: Mapping[float, float]) -> alt.HConc
 
 def waf(frame: pl.DataFrame) -> alt.LayerChart:
     """Write amplification per step (bars) and cumulative over the run (line)."""
-    data = frame.select("step_index", "step", "waf", "cumulative_waf")
+    data = traced(frame, "step_index", "step", "waf", "cumulative_waf")
     order = data.sort("step_index")["step"].to_list()
     x = alt.X("step:N", sort=order, title=None, axis=axis(labelAngle=-40, labelLimit=200))
     tooltip = [
-        alt.Tooltip("step:N", title="Step"),
+        *provenance(data),
         alt.Tooltip("waf:Q", title="WAF", format=".2f"),
         alt.Tooltip("cumulative_waf:Q", title="Cumulative WAF", format=".2f"),
     ]

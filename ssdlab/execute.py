@@ -77,7 +77,9 @@ class Display(Protocol):
 
     def print(self, message: str) -> None: ...
 
-    def start_step(self, label: str, planned_s: float) -> None: ...
+    def start_step(self, label: str, planned_s: float, planned_bytes: int | None = None) -> None:
+        """A step starts; ``planned_bytes``, a size-based step's, is given only to a
+        display that shows them (:attr:`ssdlab.runner.SuiteSteps.bytes_progress`)."""
 
     def end_step(self, message: str) -> None: ...
 
@@ -285,12 +287,14 @@ class StepExecutor:
         label: str,
         planned_s: float,
         inspect: Callable[[Path, FioJson], T],
+        planned_bytes: int | None = None,
     ) -> tuple[Outcome, str | None, T | None]:
         """Run the fio ``job`` text as the step of ``record``: in its ``.partial`` directory,
         hooks around fio, then ``inspect(step_dir, result)`` of fio's result, read once (an
         InputError becomes the step's error; so does a job's error fio went on past,
-        :func:`job_error`), the rename and the manifest update. Returns
-        fio's outcome, the error, what ``inspect`` returned."""
+        :func:`job_error`), the rename and the manifest update. ``planned_bytes``: a
+        size-based step's bytes, for a display that shows them (see :class:`Display`).
+        Returns fio's outcome, the error, what ``inspect`` returned."""
         final = step_dir(self.out, record)
         partial = final.with_name(final.name + ".partial")
         for old in (final, partial):
@@ -306,7 +310,10 @@ class StepExecutor:
             self.check_target(record)
             self.save()
             self.call(record.notes, "before_step", partial, record)
-            self.display.start_step(label, planned_s)
+            if planned_bytes is None:
+                self.display.start_step(label, planned_s)
+            else:
+                self.display.start_step(label, planned_s, planned_bytes=planned_bytes)
             outcome = self.launcher.launch(partial, record)
             record.notes += [n for n in outcome.notes if n.startswith("fio:")]  # fio's warnings
             self.call(record.notes, "after_step", partial, record)

@@ -27,8 +27,8 @@ import polars as pl
 from .analysis import Consistency, quoted_mix
 from .analysis.repeats import Lead, lead
 from .phrases import LABEL_RE, mix_phrase, parse_qd, qd_phrase, rephrase, workload_phrase
-from .tables import format_bw, format_duration, format_iops, format_latency, format_number
-from .units import MB
+from .tables import format_bw, format_iops, format_latency, format_number
+from .units import MB, format_duration
 from .vocab import MIX_DIRECTIONS
 
 
@@ -242,9 +242,10 @@ def mix_sweeps(sweeps: pl.DataFrame, steps: pl.DataFrame | None = None) -> list[
     """Per sweep: the average over its mixes, the mixed point nearest 70/30 and the lowest.
 
     ``sweeps``: one row per sweep with ``sweep``, ``metric``, ``avg``, ``at_70_30`` (null when
-    the sweep has no 70 % step), ``low``, ``low_read_pct`` and ``steps``. With ``steps`` (the
-    sweeps' points: ``sweep``, ``read_pct``, ``value``), the mixes are named and the point
-    nearest 70/30 is the one the sweep has (``65/35`` in a SNIA sweep).
+    the sweep has no 70 % step), ``low``, ``low_read_pct``, ``steps``, optionally ``caveat``
+    (the depth fio ran at, when below the configured one). With ``steps`` (the sweeps'
+    points: ``sweep``, ``read_pct``, ``value``), the mixes are named and the point nearest
+    70/30 is the one the sweep has (``65/35`` in a SNIA sweep).
     """
     sentences = []
     for row in sweeps.iter_rows(named=True):
@@ -270,9 +271,10 @@ def mix_sweeps(sweeps: pl.DataFrame, steps: pl.DataFrame | None = None) -> list[
         mixes = f"{_plural(count, 'read/write mix')}"
         if shares:
             mixes += f" ({', '.join(f'{s}/{100 - s}' for s in shares)})"
-        sentence = (
-            f"{sweep_phrase(row['sweep'])} average {format_value(row['avg'], metric)} over {mixes}"
-        )
+        subject = sweep_phrase(row["sweep"])
+        if row.get("caveat"):  # the depth configured is in the caveat, beside what fio ran
+            subject = re.sub(r" at QD.*$", "", subject) + f" ({row['caveat']})"
+        sentence = f"{subject} average {format_value(row['avg'], metric)} over {mixes}"
         if point is not None:
             sentence += f"; {mix_phrase(point[0])} reaches {format_value(point[1], metric)}"
         low = row["low_read_pct"]

@@ -88,6 +88,14 @@ def step_dir(results_dir: Path, record: StepRecord) -> Path:
     return results_dir / STEPS / record.dir
 
 
+def fio_json_of(record: StepRecord) -> str | None:
+    """Where a step's fio JSON is: relative to the results directory for a native step, the
+    source file for an imported one (None when it has neither)."""
+    if record.dir is not None:
+        return f"{STEPS}/{record.dir}/{FIO_JSON}"
+    return record.sources[0] if record.sources else None
+
+
 def frame_path(name: str) -> str:
     """Where an import keeps the frame ``name``, relative to its directory."""
     return f"{FRAMES}/{name}.parquet"

@@ -26,7 +26,7 @@ from .errors import InputError
 from .io.text import read_bytes
 from .layout import MANIFEST
 from .suite import Step
-from .sysinfo import HostInfo
+from .sysinfo import FileSystem, HostInfo
 
 StepStatus = Literal["pending", "running", "ok", "failed", "interrupted"]
 LOADABLE: tuple[StepStatus, ...] = ("ok", "interrupted")
@@ -50,6 +50,7 @@ class TargetInfo(BaseModel):
     temporary: bool = False
     direct_supported: bool = True
     device: dict[str, Any] | None = None  # identity of a block device (ssdlab.devices)
+    file_system: FileSystem | None = None  # a file's, as the run found it (None: not recorded)
 
 
 class LoadPoint(BaseModel):

@@ -45,10 +45,12 @@ from .logs import (
 from .manifest import LOADABLE, Manifest, StepRecord
 from .units import percentile_name
 
-ID_COLUMNS = ["run_id", "label", "host", "step_index", "step", "block", "round", "status"]
+ID_COLUMNS = [
+    "run_id", "label", "host", "step_index", "step", "test", "block", "round", "status"
+]  # fmt: skip
 SUMMARY_FIRST = [
-    *ID_COLUMNS, "direction", "rw", "bs_bytes", "iodepth", "numjobs", "rwmixread", "iops",
-    "bw_bytes_s", "io_bytes", "runtime_s", "lat_mean_ns", "clat_mean_ns", "clat_p50_ns",
+    *ID_COLUMNS, "fio_json", "direction", "rw", "bs_bytes", "iodepth", "numjobs", "rwmixread",
+    "iops", "bw_bytes_s", "io_bytes", "runtime_s", "lat_mean_ns", "clat_mean_ns", "clat_p50_ns",
     "clat_p99_ns", "clat_p99_9_ns", "clat_p99_99_ns", "clat_max_ns", "usr_cpu_pct", "sys_cpu_pct",
 ]  # fmt: skip
 #: the frames built from fio's files, in this order
@@ -59,6 +61,7 @@ T = TypeVar("T")
 _STEP_SCHEMA = {
     "step_index": pl.Int64,
     "step": pl.String,
+    "test": pl.String,
     "block": pl.String,
     "round": pl.Int64,
     "status": pl.String,
@@ -228,6 +231,7 @@ def _step_table(steps: Sequence[StepData]) -> pl.DataFrame:
         {
             "step_index": [r.index for r in records],
             "step": [r.name for r in records],
+            "test": [r.workload.test if r.workload else None for r in records],
             "block": [r.block for r in records],
             "round": [r.round for r in records],
             "status": [r.status for r in records],
@@ -266,13 +270,23 @@ def _tagged(
 
 
 def core_frames(manifest: Manifest, steps: Sequence[StepData]) -> dict[str, pl.DataFrame]:
-    """``summary``, ``latency_hist``, ``percentiles`` and ``snapshots`` of ``steps``."""
+    """``summary``, ``latency_hist``, ``percentiles`` and ``snapshots`` of ``steps``; the
+    summary names each step's fio JSON (``fio_json``, relative to the results directory for
+    a native run, the source file for an import)."""
     fio = fio_frames([s.fio for s in steps], [{"step_index": s.record.index} for s in steps])
     table = _step_table(steps)
     summary = fio.jobs
     if manifest.host is None and "hostname" in summary.columns:
         summary = summary.with_columns(host=pl.col("hostname").cast(pl.String))
     summary = _tagged(summary, manifest, table)
+    sources = pl.DataFrame(
+        {
+            "step_index": [s.record.index for s in steps],
+            "fio_json": [layout.fio_json_of(s.record) for s in steps],
+        },
+        schema={"step_index": pl.Int64, "fio_json": pl.String},
+    )
+    summary = summary.join(sources, on="step_index", how="left", maintain_order="left")
     hosts = _job_hosts(manifest, summary)
     clat = fio.bins.filter(pl.col("stat") == "clat").drop("stat")
     return {

@@ -7,7 +7,9 @@ already holds the run (it resumes) and checks every job file with ``fio --parse-
 Nothing is written: not the target (a file is not created, grown or opened for writing; a
 device is only looked at), not the results directory (no lock, no manifest); the job files
 it checks live in a temporary directory. What the run would refuse is listed in
-:attr:`Plan.problems`, one line each, not raised.
+:attr:`Plan.problems`, one line each, not raised. :attr:`Plan.estimate` says how long the run
+would take (:mod:`ssdlab.estimate`: a size-based step from its bytes at its target class's
+default rate, bounded by its time cap).
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Literal
 
 from .errors import SsdlabError
+from .estimate import RUN_START_S, Rates, StepTime, TargetClass, suite_seconds
 from .fio import fio_binary, fio_version, pinned_clocksource
 from .layout import MANIFEST, TEMP_TARGET
 from .manifest import TargetInfo
@@ -38,7 +41,7 @@ if TYPE_CHECKING:
     from .fleet.hosts import LocalTarget
     from .fleet.targets import Mode
 
-__all__ = ["HOST_PLAN_TARGET", "Plan", "PlannedTarget", "Resume", "plan"]
+__all__ = ["HOST_PLAN_TARGET", "Estimate", "Plan", "PlannedTarget", "Resume", "plan"]
 
 #: the target the job files of a fleet are checked with when its first host tests its
 #: default file (``fio --parse-only`` opens nothing)
@@ -70,6 +73,35 @@ class PlannedTarget:
 
 
 @dataclass(frozen=True)
+class Estimate:
+    """How long a run would take (:data:`~ssdlab.estimate.RUN_START_S` counted once):
+    ``seconds`` with every round block at its ``max`` rounds
+    (what the run plans for), ``steady_s`` when each block is steady after its first window;
+    ``steps``: each step's estimate by its name in the suite (a round block's and a load
+    sweep's steps once, by their own names), on a target of ``target_class``."""
+
+    seconds: float
+    steady_s: float
+    steps: dict[str, StepTime]
+    target_class: TargetClass
+
+    @property
+    def from_bytes(self) -> list[str]:
+        """The steps estimated from their bytes and a rate (size-based, bytes known)."""
+        return [name for name, time in self.steps.items() if time.planned_bytes is not None]
+
+    @classmethod
+    def of(cls, suite: Suite, rates: Rates) -> Estimate:
+        """The estimate of ``suite`` with ``rates``."""
+        return cls(
+            RUN_START_S + suite_seconds(suite, rates),
+            RUN_START_S + suite_seconds(suite, rates, most=False),
+            {step.name: rates.step_time(step) for step in suite.all_steps()},
+            rates.target_class,
+        )
+
+
+@dataclass(frozen=True)
 class Plan:
     """What ``ssdlab run`` would do with the same options. ``kind``: one ``target`` (a file,
     a device or a temporary file: ``targets[0].target.temporary``), several ``targets`` of
@@ -77,7 +109,7 @@ class Plan:
     its targets (the suite writes, or purges); ``size_bytes``: the size file targets are laid
     out to; ``job_files``: the job files checked with fio (``fio_version``); ``problems``:
     why the run would fail before its first step, in the order it would find them (empty
-    when it would start)."""
+    when it would start); ``estimate``: how long it would take on its first target."""
 
     suite: Suite
     out: Path
@@ -90,6 +122,7 @@ class Plan:
     job_files: int
     fio_version: str
     problems: list[str]
+    estimate: Estimate
 
 
 def plan(options: RunOptions) -> Plan:
@@ -118,6 +151,7 @@ def plan(options: RunOptions) -> Plan:
         targets, path = [single], single.target.path if single.target else single.name
     jobs = suite_jobs(suite, path, pinned_clocksource(host_info()))
     problems += check_job_files(jobs, binary=binary)
+    first = next((t.target for t in targets if t.target is not None), None)
     return Plan(
         suite=suite,
         out=o.out,
@@ -130,6 +164,7 @@ def plan(options: RunOptions) -> Plan:
         job_files=len(jobs),
         fio_version=fio_version(binary),
         problems=problems,
+        estimate=Estimate.of(suite, Rates.of(first, size)),
     )
 
 

@@ -6,9 +6,13 @@ The suite bar counts planned seconds honestly: a round block counts every round 
 (its ``max``), so the ETA is the longest the run can take; when a block is steady sooner the
 rounds it no longer needs are taken off (:meth:`RunDisplay.add_planned`) and the bar moves on.
 Steps finished before a resume count as done (:meth:`RunDisplay.skip`), so a resumed run's bar
-starts where the run stopped. A step's progress comes from fio's own ETA when fio reports one
-(a local fio) and from the time it has run otherwise (a fleet's step: its hosts may run at
-different paces). On a fleet each host fio reports live (:mod:`ssdlab.fleet.live`) gets a row
+starts where the run stopped. A step's planned seconds are its estimate
+(:mod:`ssdlab.estimate`): a size-based step's from its bytes and a rate, not its time cap. A
+step's progress comes from fio's own ETA when fio reports one (a local fio) and from the time
+it has run otherwise (a fleet's step: its hosts may run at different paces); a size-based
+step given its ``planned_bytes`` moves by fio's own percent done, which for such a job is
+its bytes moved over its bytes planned, shown as bytes of the planned bytes. On a fleet
+each host fio reports live (:mod:`ssdlab.fleet.live`) gets a row
 of its own with fio's progress, ETA and rates, and the step's row shows the rates summed over
 its hosts; other hosts show only in the count of hosts still running.
 """
@@ -27,7 +31,7 @@ from rich.progress import BarColumn, Progress, TaskID, TaskProgressColumn, TextC
 
 from .console import lossy_stderr
 from .fio import FioStatus
-from .tables import format_bw, format_iops, format_latency
+from .tables import format_bw, format_bytes, format_iops, format_latency
 
 #: seconds between refreshes of the time-based progress
 TICK_S = 0.5
@@ -75,6 +79,8 @@ class RunDisplay:
         self._step_planned = 0.0
         self._step_started: float | None = None  # time.monotonic() at the step's start
         self._step_left: float | None = None  # fio's ETA of the running step
+        self._step_bytes: int | None = None  # a size-based step's planned bytes
+        self._step_percent: float | None = None  # fio's percent done of the running step
         self._live_text = ""
         self._hosts: dict[str, tuple[TaskID, FioStatus]] = {}  # a fleet's hosts' live rows
         self._progress = Progress(
@@ -142,15 +148,23 @@ class RunDisplay:
             self._done_s = min(self._total_s, self._done_s + seconds)
             self._refresh()
 
-    def start_step(self, label: str, planned_s: float, done_s: float | None = None) -> None:
+    def start_step(
+        self,
+        label: str,
+        planned_s: float,
+        done_s: float | None = None,
+        planned_bytes: int | None = None,
+    ) -> None:
         """A step starts (``done_s``: the planned seconds before it, when the caller knows
-        them better, as a fleet does from the step's place in the suite)."""
+        them better, as a fleet does from the step's place in the suite; ``planned_bytes``:
+        a size-based step's, its progress then shown in bytes)."""
         with self._lock:
             if done_s is not None:
                 self._done_s = min(self._total_s, max(0.0, done_s))
             self._step_planned = planned_s
             self._step_started = time.monotonic()
             self._step_left = None
+            self._step_bytes, self._step_percent = planned_bytes or None, None
             self._live_text = ""
             self._clear_hosts()
             if self._step is not None:
@@ -160,7 +174,8 @@ class RunDisplay:
             )
             self._refresh()
         if not self.live:  # a plan under a second is not "0:00:00"
-            self.print(f"{label}: running (planned {_hms(math.ceil(planned_s))})")
+            of = f" for {format_bytes(planned_bytes)}" if planned_bytes else ""
+            self.print(f"{label}: running (planned {_hms(math.ceil(planned_s))}{of})")
 
     def fio_status(self, status: FioStatus) -> None:
         """fio's live status line of the running step."""
@@ -168,6 +183,8 @@ class RunDisplay:
             if self._step is None:
                 return
             self._step_left = status.eta_s
+            if status.percent is not None:
+                self._step_percent = status.percent
             self._live_text = _rate(status.iops, status.bw_bytes_s)
             self._refresh()
 
@@ -220,16 +237,29 @@ class RunDisplay:
                 self._done_s = min(self._total_s, self._done_s + self._step_planned)
             self._step_started = None
             self._step_left = None
+            self._step_percent = None
             self._clear_hosts()
             if self._step is not None:
                 self._progress.update(self._step, completed=self._step_planned, eta=_hms(0))
             self._refresh()
 
+    def step_fraction(self) -> float | None:
+        """The running size-based step's share done by fio's own status (its bytes moved
+        over its bytes planned); None before fio says, or for another step."""
+        if self._step_bytes is None or self._step_percent is None:
+            return None
+        return min(1.0, max(0.0, self._step_percent / 100))
+
     def _step_progress(self) -> tuple[float, float]:
-        """The running step's (seconds done, seconds left): fio's ETA, else the time run."""
+        """The running step's (seconds done, seconds left): a size-based step's share of its
+        bytes, else fio's ETA, else the time run (left: fio's ETA when it says one)."""
         if self._step_started is None:
             return 0.0, 0.0
         planned = self._step_planned
+        if (fraction := self.step_fraction()) is not None:
+            done = planned * fraction
+            left = planned - done if self._step_left is None else float(self._step_left)
+            return done, left
         if self._step_left is not None:
             left = float(self._step_left)
         else:
@@ -241,6 +271,9 @@ class RunDisplay:
             done, left = self._step_progress()
             if self._step is not None and self._step_started is not None:
                 live = self._live_text
+                if (fraction := self.step_fraction()) is not None and self._step_bytes:
+                    of = f"{format_bytes(fraction * self._step_bytes)} of "
+                    live = f"{of}{format_bytes(self._step_bytes)}  {live}".rstrip()
                 if self._hosts:
                     rates = [status for _, status in self._hosts.values()]
                     total = _rate(

@@ -146,6 +146,7 @@ FRAME_BUILDERS: Plugins[FrameBuilder] = Plugins(
         "waf": "ssdlab.telemetry.frames:waf_frame",
         "power": "ssdlab.telemetry.frames:power_frame",
         "power_trace": "ssdlab.telemetry.frames:power_trace_frame",
+        "power_idle": "ssdlab.telemetry.frames:power_idle_frame",
         "endurance": "ssdlab.telemetry.frames:endurance_frame",
         "act_trials": "ssdlab.act.frames:trials_frame",
         "act_slices": "ssdlab.act.frames:slices_frame",

@@ -21,6 +21,7 @@ uses a target (:func:`ssdlab.lock.target_lock`).
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import os
 import re
@@ -39,6 +40,7 @@ from .analysis.repeats import interval
 from .analysis.steady_state import steady_round
 from .console import plural
 from .errors import InputError, SsdlabError
+from .estimate import Rates, suite_seconds, workload_key
 from .execute import LocalFio, RunHook, RunInterrupted, StepExecutor, StepFailed
 from .fio import fio_binary, job_file, pinned_clocksource
 from .io.fio_json import FioJson, read_fio_json
@@ -71,6 +73,7 @@ __all__ = [
     "default_file_size",
     "prepare_run",
     "run",
+    "run_rates",
     "run_suite",
     "step_headline",
     "suite_jobs",
@@ -288,6 +291,21 @@ class SuiteSteps:
     #: this (percent: sample standard deviation over mean), up to ``max_repeats`` runs
     max_spread_pct: float | None = None
     max_repeats: int = 10
+    #: the rates size-based steps are estimated with (:mod:`ssdlab.estimate`), learned from
+    #: each step that ends (default: the target's class defaults)
+    rates: Rates | None = None
+    #: the display shows a size-based step's progress as bytes (it takes ``planned_bytes``)
+    bytes_progress: bool = False
+    #: the rates the display's plan counted each step with: a step starting with another
+    #: estimate changes the plan by the difference
+    _counted: Rates = dataclasses.field(init=False, repr=False)
+    #: the workloads (:func:`~ssdlab.estimate.workload_key`) the suite's size-based steps use
+    _wanted: set[tuple[str, str]] = dataclasses.field(default_factory=set, init=False, repr=False)
+
+    def __post_init__(self) -> None:
+        if self.rates is None:
+            self.rates = Rates.of(self.executor.manifest.target)
+        self._counted = self.rates
 
     def run(self, suite: Suite) -> None:
         """Every step and round block of ``suite``; a resumed run says at its first step
@@ -296,6 +314,7 @@ class SuiteSteps:
         goes on (:meth:`settle`)."""
         if self.executor.manifest.steps:
             self._of = f"of {'up to ' if suite.has_rounds else ''}{suite.max_steps}"
+        self._wanted = {workload_key(s) for s in suite.all_steps() if s.loops}
         group: list[Step] = []
         for item in suite.steps:
             if measured_step(item):
@@ -327,7 +346,7 @@ class SuiteSteps:
         executor = self.executor
         record = executor.manifest.record(step.name)
         if record is not None and record.status == "ok":
-            executor.display.skip(step.planned_s)
+            executor.display.skip(self._counted.seconds(step))
             return record
         if record is None:
             record = executor.new_record(step.name, workload=step, block=block, round_no=round_no)
@@ -362,7 +381,7 @@ class SuiteSteps:
                     f"{step.name}: repeats spread {spread:.1f} % (over {limit:g} %): "
                     f"repeat {k} of up to {self.max_repeats}"
                 )
-                self.executor.display.add_planned(extra.planned_s)
+                self.executor.display.add_planned(self._counted.seconds(extra))
                 self.step(extra)
             if not again:
                 return
@@ -424,6 +443,8 @@ class SuiteSteps:
             headline = result_line(jobs)
             if record.load is not None:
                 headline += _judge_load(record, float(jobs["iops"].fill_null(0).sum()))
+            if workload_key(step) in self._wanted:  # a rate later size-based steps use
+                self.rates = (self.rates or self._counted).learned(step, jobs)
             written = int(jobs["io_bytes"].sum())
             planned = fio_options.planned_io_bytes(step, target.size_bytes)
             if planned and cut_at_cap(planned, step.runtime_s, written, jobs["runtime_s"].max()):
@@ -433,7 +454,13 @@ class SuiteSteps:
                 )
             return headline
 
-        outcome, error, headline = executor.execute(record, job, label, step.planned_s, inspect)
+        assert self.rates is not None
+        estimate = self.rates.step_time(step)
+        executor.display.add_planned(estimate.seconds - self._counted.seconds(step))
+        sized = estimate.planned_bytes if self.bytes_progress else None
+        outcome, error, headline = executor.execute(
+            record, job, label, estimate.seconds, inspect, planned_bytes=sized
+        )
         if short and record.status == "ok":
             record.notes.append(f"ended at its time cap: {short[0]}")
             executor.save()
@@ -468,7 +495,8 @@ class SuiteSteps:
             measured = record.load.achieved_iops if record.load else None
             if record.status != "ok" or not measured:
                 skipped = names[1:]
-                self.executor.display.add_planned(-len(skipped) * sweep.workload.planned_s)
+                skipped_s = len(skipped) * self._counted.seconds(sweep.workload)
+                self.executor.display.add_planned(-skipped_s)
                 self.failures.append(
                     f"load sweep '{sweep.name}': no maximum measured ({record.name} "
                     f"{record.status}), so its {plural(len(skipped), 'step')} did not run"
@@ -520,7 +548,8 @@ class SuiteSteps:
         finally:
             self._block = None
         if rounds_run < block.max:
-            self.executor.display.add_planned(-(block.max - rounds_run) * block.round_s)
+            round_s = sum(self._counted.seconds(s) for s in block.steps)
+            self.executor.display.add_planned(-(block.max - rounds_run) * round_s)
 
     def _rounds(self, block: Rounds) -> int:
         """The rounds of :meth:`rounds`; returns how many ran (or were run before)."""
@@ -629,13 +658,36 @@ def run_suite(
             ready=ready,
         ) as manifest,
     ):
-        display = RunDisplay(f"suite {suite.name}", suite.planned_max_s, console)
+        rates = run_rates(suite, manifest, out)
+        display = RunDisplay(f"suite {suite.name}", suite_seconds(suite, rates), console)
         executor = StepExecutor(manifest, out, display, LocalFio(display.fio_status), hooks or [])
         with executor.running(), display:
             SuiteSteps(
-                executor, on_error, max_spread_pct=max_spread_pct, max_repeats=max_repeats
+                executor,
+                on_error,
+                max_spread_pct=max_spread_pct,
+                max_repeats=max_repeats,
+                rates=rates,
+                bytes_progress=True,
             ).run(suite)
     return manifest
+
+
+def run_rates(suite: Suite, manifest: Manifest, out: Path) -> Rates:
+    """The rates a run in ``out`` estimates its size-based steps with: its target's class
+    defaults and, for a resumed run, what its ``ok`` steps of the workloads they use
+    measured (:meth:`~ssdlab.estimate.Rates.learned`; a step that cannot be read is passed
+    over)."""
+    rates = Rates.of(manifest.target)
+    wanted = {workload_key(s) for s in suite.all_steps() if s.loops}
+    for record in manifest.steps:
+        step = record.workload
+        if record.status != "ok" or step is None or workload_key(step) not in wanted:
+            continue
+        path = step_dir(out, record) / FIO_JSON
+        with contextlib.suppress(InputError):
+            rates = rates.learned(step, result_jobs(read_fio_json(path), path))
+    return rates
 
 
 @dataclasses.dataclass(frozen=True)

@@ -28,7 +28,7 @@ from .lock import results_lock, target_lock
 from .manifest import Manifest, TargetInfo, new_run_id, now
 from .repeat import split_repeat
 from .suite import Suite
-from .sysinfo import host_info
+from .sysinfo import file_system, host_info
 from .target import plan_target, prepare_target, purge, release_target
 from .units import format_size
 
@@ -222,10 +222,23 @@ def stamp(manifest: Manifest, fio: str) -> None:
     manifest.started = manifest.started or now()
 
 
+def described(info: TargetInfo) -> TargetInfo:
+    """A prepared target with what a review says of it: a file's file system
+    (:func:`~ssdlab.sysinfo.file_system`, by the file's device number)."""
+    if info.kind != "file" or info.file_system is not None:
+        return info
+    try:
+        return info.model_copy(update={"file_system": file_system(info.path)})
+    except OSError:
+        return info
+
+
 def ready_run(manifest: Manifest, purge_first: bool) -> None:
     """A new run's last preparation of its target: purged with ``purge_first``, fio's
-    clocksource pinned; a resumed run (steps recorded) keeps how it started."""
+    clocksource pinned; a resumed run (steps recorded) keeps how it started. The target is
+    :func:`described` (a fleet's member prepares it without :func:`set_up_local`)."""
     assert manifest.target is not None
+    manifest.target = described(manifest.target)
     if not manifest.steps:
         if purge_first:
             manifest.purge = purge(manifest.target)
@@ -258,8 +271,8 @@ def set_up_local(
     )
     with target_lock(planned, writes=writes):
         manifest = open_run(planned)
-        manifest.target = prepare_target(
-            target, out, size_bytes=size_bytes, writes=writes, planned=planned
+        manifest.target = described(
+            prepare_target(target, out, size_bytes=size_bytes, writes=writes, planned=planned)
         )
         try:
             ready(manifest)

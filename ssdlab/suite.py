@@ -70,6 +70,8 @@ MAX_SECONDS = 10**7
 
 Metric = Literal["iops", "bw_bytes_s", "lat_mean_ns", "clat_mean_ns", "clat_p99_ns"]
 NAME_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9._-]*$"
+#: a test's name: a step name, or the name template of a list entry (``qd-randread-4k-qd{iodepth}``)
+TEST_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9 ._{}-]*$"
 
 
 _SHARE = re.compile(r"\d+(\.\d+)?%")
@@ -91,11 +93,14 @@ def _share(value: str | None) -> float:
 class Step(BaseModel):
     """One fio workload. Durations are seconds; sizes take fio's notation (``4k``, ``16g``) or
     a share of the target (``75%``). With ``loops`` the step is size-based: it writes or reads
-    its ``size`` that many times (``runtime_s`` then caps it)."""
+    its ``size`` that many times (``runtime_s`` then caps it). ``test``: the suite test the
+    step belongs to (the entry it was expanded from, or the suite's own ``test`` key); a
+    report groups sweeps by it."""
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
     name: str = Field(pattern=NAME_PATTERN, max_length=120)
+    test: str | None = Field(None, pattern=TEST_PATTERN, max_length=120)
     rw: ReadWrite
     bs: str = "4k"
     iodepth: int = Field(1, ge=1, le=65536)
@@ -780,11 +785,13 @@ def _substitute(value: Any, params: dict[str, Any], source: Path) -> Any:
 
 def _expand(step: dict[str, Any], source: Path, given: _SetParams) -> list[dict[str, Any]]:
     """One step per combination of the list-valued expandable fields; each ``{field}`` in the
-    name becomes the step's value."""
+    name becomes the step's value. Every step is given its ``test``: the entry's own ``test``
+    or its name (the template, for a list)."""
     lists = [k for k in step if k in EXPANDABLE and isinstance(step[k], list)]
+    name = str(step.get("name", ""))
+    step = {**step, "test": step.get("test") or name or None}
     if not lists:
         return [step]
-    name = str(step.get("name", ""))
     missing = [k for k in lists if "{" + k + "}" not in name]
     empty = [k for k in lists if not step[k]]
     long = [k for k in lists if len(step[k]) > MAX_LIST]

@@ -9,6 +9,7 @@ names, and the sentence formatters round the same way.
 from __future__ import annotations
 
 import html
+import math
 import re
 from collections.abc import Callable, Collection
 from typing import Any
@@ -17,8 +18,7 @@ import polars as pl
 from rich.table import Table
 
 from .analysis.percentiles import clamp_to_max, samples_beyond
-from .manifest import Manifest
-from .units import MB, MIXED_BS_LABEL, format_capacity, format_duration, format_size
+from .units import MB, MIXED_BS_LABEL, format_size
 
 UNKNOWN = "unknown"
 #: decimals of each display unit, found in a column's heading (``p99 µs``, ``MB/s``...)
@@ -40,10 +40,13 @@ BEYOND_NOTE = (
 )
 #: what the brackets of a percentile cell (:func:`format_percentile`) hold
 BRACKETS_NOTE = (
-    "(n) after a percentile: the I/Os that lie beyond it by its definition, N x (1 - p) of "
-    "the N measured: how much tail it rests on (not counted from the histogram bins)."
+    "(n) after a percentile: the whole I/Os that lie beyond it by its definition, N x (1 - p) "
+    "of the N measured rounded down: how much tail it rests on (not counted from the "
+    "histogram bins)."
 )
-_PERCENTILE_CELL = r"^[\d.,]+ (?:ns|µs|ms|s)†? \([\d.,]+\)$"
+_PERCENTILE_CELL = re.compile(r"^[\d.,]+(?: (?:ns|µs|ms|s))?†? \([\d.,]+\)$")
+#: nanoseconds per latency unit a table writes; one table writes every latency in one of them
+LATENCY_UNITS = {"µs": 1e3, "ms": 1e6}
 #: tables of this many columns or more are set compact (class ``ssdlab-wide``)
 WIDE_COLUMNS = 10
 
@@ -165,28 +168,116 @@ def format_interval(
 
 
 def format_beyond(samples: float) -> str:
-    """I/Os beyond a percentile: ``2,149``, ``21``, ``2.1``, ``0.05``."""
-    return f"{samples:,.0f}" if samples >= 10 else f"{samples:.2g}"
+    """Whole I/Os beyond a percentile: ``2,149``, ``21``, ``2`` (2.8 by the definition),
+    ``0``: an I/O count is an integer."""
+    return f"{math.floor(samples + 1e-9):,}"
 
 
-def format_percentile(ns: float | None, percentile: float, ios: float | None) -> str:
+def format_percentile(
+    ns: float | None,
+    percentile: float,
+    ios: float | None,
+    show: Callable[[float | None], str] = format_latency,
+) -> str:
     """A percentile with the I/Os beyond it (:func:`~ssdlab.analysis.percentiles.
     samples_beyond`) in brackets: ``1.12 ms (144)``; with fewer than one, the value is the
-    slowest I/O and carries :data:`BEYOND_MARK`: ``8.28 ms† (0.0021)``. Without the I/O
-    count, the latency alone. A table's caption says what the brackets hold."""
-    text = format_latency(ns)
+    slowest I/O and carries :data:`BEYOND_MARK`: ``8.28 ms† (0)``. Without the I/O
+    count, the latency alone, written by ``show``. A table's caption says what the brackets
+    hold."""
+    text = show(ns)
     if _unknown(ns) or _unknown(ios):
         return text
     beyond = samples_beyond(percentile, ios)
     return f"{text}{BEYOND_MARK if beyond < 1 else ''} ({format_beyond(beyond)})"
 
 
+def latency_in(ns: float | None, unit: str | None, *, named: bool = True) -> str:
+    """A latency written in ``unit`` (a :data:`LATENCY_UNITS` key) with the decimals tables
+    give it, the unit after it when ``named``, ``–`` when unknown; without a unit, in the
+    unit that suits it (:func:`format_latency`)."""
+    if unit is None or _unknown(ns):
+        return format_latency(ns)
+    return f"{ns / LATENCY_UNITS[unit]:,.{UNIT_DECIMALS[unit]}f}" + (f" {unit}" if named else "")
+
+
+def latency_cells(
+    column: str,
+    *,
+    percentile: float | None = None,
+    ios: pl.Expr | None = None,
+    low: str | None = None,
+    high: str | None = None,
+) -> pl.Expr:
+    """A table column of latencies (``column``, ns) that :func:`html_table` writes in the
+    one unit it picks for the whole table (:func:`table_latency_unit`): with ``percentile``
+    and ``ios``, as :func:`format_percentile` (give its heading in ``numeric``); with
+    ``low`` and ``high`` (ns), with that 95 % interval (:func:`format_interval`)."""
+    fields = [pl.col(column).cast(pl.Float64).alias("ns")]
+    if percentile is not None and ios is not None:
+        fields += [pl.lit(percentile).alias("percentile"), ios.cast(pl.Float64).alias("ios")]
+    if low is not None and high is not None:
+        fields += [
+            pl.col(low).cast(pl.Float64).alias("low"),
+            pl.col(high).cast(pl.Float64).alias("high"),
+        ]
+    return pl.struct(fields)
+
+
 def percentile_cells(column: str, percentile: float, ios: pl.Expr) -> pl.Expr:
-    """The :func:`format_percentile` texts of a latency column (ns) at ``percentile`` with
+    """The :func:`format_percentile` cells of a latency column (ns) at ``percentile`` with
     the I/Os of each row (``ios``), for a table: give its heading in ``numeric``."""
-    return pl.struct(pl.col(column).alias("ns"), ios.alias("ios")).map_elements(
-        lambda r: format_percentile(r["ns"], percentile, r["ios"]), return_dtype=pl.String
-    )
+    return latency_cells(column, percentile=percentile, ios=ios)
+
+
+def _latency_text(cell: dict[str, Any] | None, unit: str | None) -> str:
+    """A :func:`latency_cells` cell written in ``unit``, which its heading names."""
+    if cell is None:
+        return "–"
+
+    def show(ns: float | None) -> str:
+        return latency_in(ns, unit, named=False)
+
+    if cell.get("percentile") is not None:
+        return format_percentile(cell["ns"], cell["percentile"], cell.get("ios"), show)
+    return format_interval(cell["ns"], cell.get("low"), cell.get("high"), show)
+
+
+def _is_latency(dtype: pl.DataType) -> bool:
+    return isinstance(dtype, pl.Struct) and "ns" in {f.name for f in dtype.fields}
+
+
+def table_latency_unit(frame: pl.DataFrame) -> str | None:
+    """The one latency unit a table writes, from its data: ``ms`` when every latency it
+    shows (columns headed in µs or ms, :func:`latency_cells`) is 1 ms or more, else ``µs``;
+    None for a table without latencies."""
+    found: list[pl.Series] = []
+    for name, dtype in frame.schema.items():
+        unit = unit_of(name)
+        if dtype.is_numeric() and unit in LATENCY_UNITS:
+            found.append(frame[name].cast(pl.Float64) * LATENCY_UNITS[unit])
+        elif _is_latency(dtype):
+            found.append(frame[name].struct.field("ns"))
+    if not found:
+        return None
+    values = pl.concat(found).drop_nulls().drop_nans()
+    low = values.filter(values > 0).min()
+    return "ms" if low is not None and low >= LATENCY_UNITS["ms"] else "µs"
+
+
+def _one_latency_unit(frame: pl.DataFrame, unit: str | None) -> pl.DataFrame:
+    """``frame`` with its numeric µs and ms columns in ``unit``, headings renamed, and the
+    headings of its :func:`latency_cells` columns naming ``unit``."""
+    if unit is None:
+        return frame
+    moved, scale = {}, {}
+    for name, dtype in frame.schema.items():
+        old = unit_of(name)
+        if dtype.is_numeric() and old in LATENCY_UNITS and old != unit:
+            moved[name] = _UNIT_RE.sub(unit, name, count=1)
+            scale[name] = LATENCY_UNITS[old] / LATENCY_UNITS[unit]
+        elif _is_latency(dtype) and old is None:
+            moved[name] = f"{name} {unit}"
+    return frame.with_columns(pl.col(n) * f for n, f in scale.items()).rename(moved)
 
 
 def unit_of(heading: str) -> str | None:
@@ -230,12 +321,14 @@ def _decimals(values: pl.Series) -> int:
     return 1 if low >= 10 else 2 if low >= 1 else 3
 
 
-def _cells(frame: pl.DataFrame) -> list[list[str]]:
+def _cells(frame: pl.DataFrame, latency_unit: str | None = None) -> list[list[str]]:
     # a "Unit" column names the unit of its row's figures (mix tables: IOPS or MB/s)
     row_units = frame["Unit"].to_list() if "Unit" in frame.columns else None
     columns = []
     for series in frame.iter_columns():
-        if series.dtype.is_float():
+        if _is_latency(series.dtype):
+            column = [_latency_text(v, latency_unit) for v in series.to_list()]
+        elif series.dtype.is_float():
             decimals = unit_decimals(unit_of(series.name))
             if decimals is None:
                 decimals = _decimals(series.drop_nans())
@@ -276,10 +369,12 @@ def rich_table(frame: pl.DataFrame, numeric: Collection[str] = ()) -> Table:
     """``frame`` as a rich table, each figure formatted as :func:`html_table` formats it
     (``numeric`` text columns right-aligned too)."""
     table = Table(show_lines=False, header_style="bold")
+    unit = table_latency_unit(frame)
+    frame = _one_latency_unit(frame, unit)
     for name, dtype in frame.schema.items():
-        right = dtype.is_numeric() or name in numeric
+        right = dtype.is_numeric() or name in numeric or _is_latency(dtype)
         table.add_column(name, justify="right" if right else "left")
-    for row in _cells(frame):
+    for row in _cells(frame, unit):
         table.add_row(*row)
     return table
 
@@ -294,15 +389,20 @@ def html_table(
     """A plain HTML table (numbers right-aligned, thousands separated) for reports.
 
     Cells of the ``markup`` columns are HTML the caller has escaped; ``numeric`` columns are
-    right-aligned even when they hold text (e.g. formatted values with units).
+    right-aligned even when they hold text (e.g. formatted values with units). Every latency
+    is written in one unit (:func:`table_latency_unit`), its headings renamed to match.
     """
     if not frame.height:
         what = f"{caption}: no rows" if caption else "No rows"
         return f'<p class="ssdlab-missing">{html.escape(what)}.</p>'
     notes = [CLAMP_NOTE] if _capped(frame) else []
-    notes += [BRACKETS_NOTE] if _marked(frame, _PERCENTILE_CELL, literal=False) else []
-    notes += [BEYOND_NOTE] if _marked(frame, BEYOND_MARK) else []
-    right = [t.is_numeric() or n in numeric for n, t in frame.schema.items()]
+    unit = table_latency_unit(frame)
+    frame = _one_latency_unit(frame, unit)
+    rows = _cells(frame, unit)
+    texts = [v for row in rows for v in row]
+    notes += [BRACKETS_NOTE] if any(_PERCENTILE_CELL.match(v) for v in texts) else []
+    notes += [BEYOND_NOTE] if any(BEYOND_MARK in v for v in texts) else []
+    right = [t.is_numeric() or n in numeric or _is_latency(t) for n, t in frame.schema.items()]
     heads = "".join(
         f'<th class="{"num" if r else "txt"}">{html.escape(n)}</th>'
         for n, r in zip(frame.columns, right, strict=True)
@@ -315,7 +415,7 @@ def html_table(
             for v, r, m in zip(row, right, raw, strict=True)
         )
         + "</tr>"
-        for row in _cells(frame)
+        for row in rows
     )
     # a paragraph rather than <caption>: a caption wraps at the width of a narrow table
     cap = f'<p class="ssdlab-caption">{html.escape(caption)}</p>' if caption else ""
@@ -338,254 +438,3 @@ def _capped(frame: pl.DataFrame) -> bool:
     return bool(
         frame.select(pl.any_horizontal(pl.col(percentiles) == pl.col("Max µs")).any()).item()
     )
-
-
-def _marked(frame: pl.DataFrame, mark: str, literal: bool = True) -> bool:
-    """Whether a text cell of ``frame`` carries ``mark`` (a regular expression unless
-    ``literal``)."""
-    texts = [n for n, t in frame.schema.items() if t == pl.String]
-    return bool(
-        texts
-        and frame.select(pl.any_horizontal(pl.col(texts).str.contains(mark, literal=literal)).any())
-        .fill_null(False)
-        .item()
-    )
-
-
-def facts_table(facts: list[tuple[str, str | None]]) -> pl.DataFrame:
-    """Two-column Item/Value table of the facts whose value is known."""
-    known = [(item, value) for item, value in facts if value not in (None, "", "–")]
-    return pl.DataFrame(known, schema=["Item", "Value"], orient="row")
-
-
-def drive_facts(manifest: Manifest, summary: pl.DataFrame | None = None) -> pl.DataFrame:
-    """What was tested and on which host: drive identity (or file target), host, CPU. What
-    the results do not record (an import knows only what fio's JSON holds) is ``unknown``."""
-    target, host = manifest.target, manifest.host
-    device = (target.device if target is not None else None) or {}
-    facts: list[tuple[str, str | None]] = []
-    if target is None or target.kind == "block":
-        facts += [
-            ("Model", device.get("model") or UNKNOWN),
-            ("Serial", device.get("serial") or UNKNOWN),
-            ("Firmware", device.get("firmware") or UNKNOWN),
-            ("Capacity", _capacity(device.get("size_bytes")) or UNKNOWN),
-            ("Block size (logical / physical)", _block_sizes(device) or UNKNOWN),
-            ("Transport", device.get("transport") or UNKNOWN),
-        ]
-    if target is not None:
-        size = f" ({format_capacity(target.size_bytes)})" if target.size_bytes else ""
-        facts.append(("Target", f"{target.kind} {target.path}{size}"))
-    else:
-        facts.append(("Target", f"{UNKNOWN} (not recorded by {_recorder(manifest)})"))
-    if host is not None:
-        memory = f", {format_capacity(host.memory_bytes)} memory" if host.memory_bytes else ""
-        threads = f" ({host.cpu_count} threads)" if host.cpu_count else ""
-        facts += [
-            ("Host", host.hostname),
-            ("OS / kernel", f"{host.os} / {host.kernel}"),
-            ("CPU", f"{host.cpu_model}{threads}{memory}"),
-            ("fio clock", _fio_clock(manifest.fio_clocksource, host.clocksource)),
-        ]
-    else:
-        facts += [
-            ("Host", _hostnames(summary) or UNKNOWN),
-            ("OS / kernel", UNKNOWN),
-            ("CPU", UNKNOWN),
-        ]
-    if manifest.source == "import":
-        facts += [
-            ("fio", manifest.fio_version or UNKNOWN),
-            ("fio jobs", _jobs(summary) or UNKNOWN),
-            ("Job options", _job_options(summary) or UNKNOWN),
-            ("Measured", _measured_times(manifest) or UNKNOWN),
-        ]
-    return facts_table(facts)
-
-
-def _recorder(manifest: Manifest) -> str:
-    return "the imported files" if manifest.source == "import" else "this run"
-
-
-def _hostnames(summary: pl.DataFrame | None) -> str | None:
-    """The hosts fio reported (client/server runs) or ssdlab recorded, from the summary."""
-    if summary is None:
-        return None
-    names: set[str] = set()
-    for column in ("hostname", "host"):
-        if column in summary.columns and summary[column].dtype == pl.String:
-            names |= set(summary[column].drop_nulls().to_list())
-    return ", ".join(sorted(names)) or None
-
-
-def _jobs(summary: pl.DataFrame | None) -> str | None:
-    """fio's job names, in order, at most eight."""
-    if summary is None or "jobname" not in summary.columns or not summary.height:
-        return None
-    names = summary["jobname"].drop_nulls().unique(maintain_order=True).to_list()
-    if not names:
-        return None
-    more = f" and {len(names) - 8} more" if len(names) > 8 else ""
-    return ", ".join(names[:8]) + more
-
-
-def _job_options(summary: pl.DataFrame | None) -> str | None:
-    """The workloads fio's output describes: rw, block size, QD (jobs x iodepth), mix."""
-    if summary is None or not summary.height or "rw" not in summary.columns:
-        return None
-    columns = [c for c in ("rw", "bs_bytes", "iodepth", "numjobs", "rwmixread") if c in summary]
-    rows = summary.select(columns).unique(maintain_order=True)
-    texts = []
-    for row in rows.iter_rows(named=True):
-        parts = [f"rw={row['rw']}"] if row.get("rw") else []
-        if row.get("bs_bytes"):
-            parts.append(f"bs={format_size(row['bs_bytes'])}")
-        if row.get("iodepth"):
-            parts.append(f"{row.get('numjobs') or 1} × QD{row['iodepth']}")
-        if row.get("rwmixread") is not None and "rw" in (row.get("rw") or ""):
-            parts.append(f"rwmixread={row['rwmixread']}")
-        texts.append(" ".join(parts))
-    unique = list(dict.fromkeys(t for t in texts if t))
-    more = f"; and {len(unique) - 6} more" if len(unique) > 6 else ""
-    return "; ".join(unique[:6]) + more or None
-
-
-def _measured_times(manifest: Manifest) -> str | None:
-    """When the steps ran, from their recorded start and end times."""
-    starts = [s.started for s in manifest.steps if s.started]
-    ends = [s.ended for s in manifest.steps if s.ended]
-    if not starts:
-        return None
-    first = min(starts)
-    last = max(ends) if ends else None
-    span = f" to {last:%Y-%m-%d %H:%M:%S %Z}" if last and last > first else ""
-    return f"{first:%Y-%m-%d %H:%M:%S %Z}{span}".strip()
-
-
-def _fio_clock(pinned: str | None, kernel: str | None) -> str | None:
-    if pinned:
-        return f"clocksource={pinned} for every step (kernel clock: {kernel})"
-    return f"chosen by fio (kernel clock: {kernel})" if kernel else None
-
-
-def _capacity(size_bytes: int | None) -> str | None:
-    return f"{format_capacity(size_bytes)} ({size_bytes:,} bytes)" if size_bytes else None
-
-
-def _block_sizes(device: dict) -> str | None:
-    logical, physical = device.get("logical_block_bytes"), device.get("physical_block_bytes")
-    return f"{logical} / {physical} bytes" if logical and physical else None
-
-
-def scale_note(manifest: Manifest) -> str | None:
-    """What a scaled run is, in words; None at full scale."""
-    if manifest.scale == 1:
-        return None
-    return (
-        f"{manifest.scale:g} × the suite's durations and absolute sizes: a shortened run, "
-        "not the full test"
-    )
-
-
-def _span(manifest: Manifest) -> str | None:
-    """The LBA span the steps addressed: ``size`` from ``offset``, as the suite gave them."""
-    spans = []
-    for step in manifest.steps:
-        w = step.workload
-        if w is None:
-            continue
-        text = f"{_size_text(w.size)} of the target" if w.size else "the whole target"
-        if w.offset:
-            text += f" from offset {_size_text(w.offset)}"
-        spans.append(text)
-    unique = list(dict.fromkeys(spans))
-    return ", ".join(unique) if unique else None
-
-
-def _size_text(value: str) -> str:
-    """A suite's size as people read it: ``75%``, ``16g``, or bytes as ``25.6 MiB``."""
-    return format_capacity(int(value)) if value.isdigit() else value
-
-
-def _engines(manifest: Manifest) -> str | None:
-    engines = list(dict.fromkeys(s.workload.ioengine for s in manifest.steps if s.workload))
-    return ", ".join(engines) if engines else None
-
-
-def _threads_qd(manifest: Manifest, summary: pl.DataFrame) -> str | None:
-    """The jobs x iodepth combinations run, ``1 × 1, 4 × 32`` (QD = their product)."""
-    pairs = {(s.workload.numjobs, s.workload.iodepth) for s in manifest.steps if s.workload}
-    if not pairs and {"numjobs", "iodepth"} <= set(summary.columns):
-        rows = summary.select("numjobs", "iodepth").drop_nulls().unique().iter_rows()
-        pairs = {(int(j), int(d)) for j, d in rows}
-    return ", ".join(f"{j} × {d}" for j, d in sorted(pairs)) if pairs else None
-
-
-def _settings(manifest: Manifest) -> str | None:
-    """The ``--set`` overrides as given; None when not recorded (imports, older runs)."""
-    if manifest.source != "run" or manifest.params is None:
-        return None
-    if not manifest.params:
-        return "none (the suite's own parameters)"
-    return ", ".join(f"{name}={value}" for name, value in manifest.params.items())
-
-
-def run_facts(manifest: Manifest, summary: pl.DataFrame) -> pl.DataFrame:
-    """How the test ran: the scale first (when not 1), suite, settings (``--set``, LBA span,
-    engine, jobs x iodepth), versions, times and durations, purge, direct I/O."""
-    steps_ok = sum(s.status == "ok" for s in manifest.steps)
-    direct = {s.direct for s in manifest.steps if s.direct is not None}
-    measured = (
-        summary.group_by("step_index").agg(pl.col("runtime_s").max())["runtime_s"].sum()
-        if "runtime_s" in summary.columns and summary.height
-        else None
-    )
-    native = manifest.source == "run"
-    wall = (
-        (manifest.ended - manifest.started).total_seconds()
-        if native and manifest.ended and manifest.started
-        else None
-    )
-    source = (
-        f"imported from {len(manifest.steps)} fio results"
-        if manifest.source == "import" and manifest.steps
-        else f"imported ({manifest.suite_description})"
-        if manifest.source == "import"
-        else "ssdlab run"
-    )
-    started = (
-        f"{manifest.started:%Y-%m-%d %H:%M:%S %Z}"
-        if native and manifest.started
-        else _measured_times(manifest) or UNKNOWN
-    )
-    fio_steps = bool(summary.height)
-    facts = [
-        ("Scale", scale_note(manifest)),
-        ("Label", manifest.label),
-        ("Suite", manifest.suite),
-        ("Source", source),
-        ("Run id", manifest.run_id),
-        (
-            "Status",
-            f"{manifest.status}, {steps_ok} of {len(manifest.steps)} steps ok"
-            if manifest.steps
-            else f"{manifest.status}, no fio steps (ACT trials only)",
-        ),
-        ("Started", started),
-        ("Imported", f"{manifest.created:%Y-%m-%d %H:%M:%S %Z}" if not native else None),
-        ("Wall time", format_duration(wall) if wall else None),
-        ("Measured time", format_duration(measured) if measured else None),
-        ("Settings (--set)", _settings(manifest)),
-        (
-            "fio options opted in",
-            ", ".join(manifest.allowed_fio_options) if manifest.allowed_fio_options else None,
-        ),
-        ("LBA span", _span(manifest) or (UNKNOWN if fio_steps else None)),
-        ("I/O engine", _engines(manifest) or (UNKNOWN if fio_steps else None)),
-        ("Jobs × iodepth", _threads_qd(manifest, summary)),
-        ("Purge", manifest.purge or ("none" if native else None)),
-        ("Direct I/O", ", ".join("yes" if d else "no" for d in sorted(direct))),
-        ("fio", manifest.fio_version or (UNKNOWN if fio_steps else None)),
-        ("ssdlab", manifest.ssdlab_version),
-    ]
-    return facts_table(facts)

@@ -48,3 +48,6 @@ def base_rw(rw: str) -> str:
 
 #: options that give a job several block sizes (its ``bs`` then means nothing)
 MIXED_BS_OPTIONS = ("bssplit", "bsrange", "blocksize_range")
+
+#: fio engines that submit one I/O at a time per job, whatever the iodepth
+SYNC_ENGINES = frozenset({"sync", "psync", "vsync", "pvsync", "pvsync2", "mmap"})

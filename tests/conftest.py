@@ -116,6 +116,7 @@ LONGEST_FILES = (
     "test_pts_report.py",
     "test_suites_run.py",
     "test_findings.py",
+    "test_review_page.py",
     "test_recovery.py",
     "test_fleet_endurance.py",
     "test_load_sweep.py",
@@ -134,6 +135,12 @@ LONGEST_FILES = (
     "test_qos.py",
     "test_jesd219.py",
 )
+
+
+def pytest_xdist_auto_num_workers(config: pytest.Config) -> int:
+    """``-n auto``: a worker more than the CPUs this process may use; most tests wait on fio's
+    runtime, a browser or a child process, not on the CPU."""
+    return len(os.sched_getaffinity(0)) + 1
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:

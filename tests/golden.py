@@ -41,6 +41,18 @@ ADDED: dict[str, tuple[str, ...]] = {
     # issue 25: an ACT trial names its device, and whether it is another device's or its
     # search stopped at --max-load (the ACT corpus's are pinned in test_golden.py)
     "act_trials": ("device", "other_device", "search_cap"),
+    # issue 25: every step names the suite test it belongs to; the summary names each step's
+    # fio JSON and the queue depth fio kept most of the time (its iodepth_level)
+    **{
+        frame: ("test",)
+        for frame in ("timeseries", "latency_hist", "percentiles", "snapshots", "latency_intervals")
+    },
+    "summary": ("test", "fio_json", "iodepth_run"),
+}
+#: Frames added since the frames were recorded, with why (every recorded frame is still pinned)
+NEW_FRAMES = {
+    # issue 25: the power trace's samples before and after the run (idle power)
+    "power_idle",
 }
 #: Values corrected since the frames were recorded (frame -> correction of the recording),
 #: with why; every other value is still pinned.

@@ -4,13 +4,21 @@ refuses fails the real run before its first step; ``suites show`` validates a fi
 
 from __future__ import annotations
 
+from datetime import timedelta
 from pathlib import Path
 
 import pytest
 from conftest import TINY_SUITE, ssdlab_cli
 
+from ssdlab.estimate import RUN_START_S, STEP_START_S
 from ssdlab.runner import check_job_files, suite_jobs
 from ssdlab.suite import load_suite
+
+
+def hms(seconds: float) -> str:
+    """A duration as ``ssdlab plan`` prints it (``0:00:06``)."""
+    return str(timedelta(seconds=round(seconds)))
+
 
 #: a step option ssdlab's policy lets through (it only shapes the workload) but fio refuses
 BAD = TINY_SUITE + '\noptions = { rate_iops = "abc" }\n'
@@ -47,7 +55,8 @@ def test_plan_prints_steps_time_and_target_and_writes_nothing(tmp_path: Path) ->
     assert proc.returncode == 0, proc.stderr
     text = proc.stdout
     assert "randread-4k-2jobs" in text and "randrw70-8k-qd4" in text
-    assert "2 fio runs, planned 0:00:05" in text  # 2 x (2 s + 0.5 s ramp)
+    # 2 x (2 s + 0.5 s ramp + 0.4 s start) and the run's own start
+    assert f"2 fio runs, planned {hms(2 * (2 + 0.5 + STEP_START_S) + RUN_START_S)}" in text
     assert f"target: {target} (file): 33,554,432 bytes" in text
     assert "fio --parse-only: 2 job files ok (fio-" in text
     assert not out.exists() and not target.exists()  # not created, not touched
@@ -63,8 +72,12 @@ def test_plan_counts_rounds_up_to_their_max(tmp_path: Path) -> None:
     suite.write_text(ROUNDS)
     proc = ssdlab_cli("plan", suite, "--out", tmp_path / "out")
     assert proc.returncode == 0, proc.stderr
-    # fill + 4 rounds of 1 step at most; 1 + 2 rounds when steady after its window
-    assert "up to 5 fio runs, planned 0:00:05 at most; 0:00:03 if every round" in proc.stdout
+    # fill + 4 rounds of 1 step at most; 1 + 2 rounds when steady after its window; each
+    # step 1 s and 0.4 s to start, and the run's own start
+    most, steady = (RUN_START_S + n * (1 + STEP_START_S) for n in (5, 3))
+    assert f"up to 5 fio runs, planned {hms(most)} at most; {hms(steady)} if every round" in (
+        proc.stdout
+    )
     assert "mix: rounds of these 1 step until rw70 iops is steady (window 2), up to 4" in (
         proc.stdout
     )
@@ -151,3 +164,30 @@ def test_plan_of_a_fleet_lists_each_host_and_contacts_none(tmp_path: Path) -> No
     assert "on 2 hosts (fio servers are not contacted by a plan):" in proc.stdout
     assert f"  lab1:8765 /dev/nvme1n1 -> {out / 'lab1-8765-dev-nvme1n1'}" in proc.stdout
     assert "fio --parse-only: 7 job files ok" in proc.stdout and not out.exists()
+
+
+SIZED = """
+name = "sized"
+
+[[steps]]
+name = "fill-seq-write-128k"
+rw = "write"
+bs = "128k"
+loops = 3
+runtime_s = 86400
+ioengine = "null"
+"""
+
+
+def test_plan_says_which_steps_are_estimated_from_their_bytes(tmp_path: Path) -> None:
+    suite = tmp_path / "sized.toml"
+    suite.write_text(SIZED)
+    proc = ssdlab_cli("plan", suite, "--out", tmp_path / "out", "--target-size", "32MiB")
+    assert proc.returncode == 0, proc.stderr
+    # 3 x 32 MiB at the default 300 MB/s of a file on disk, not the 24-hour cap
+    seconds = RUN_START_S + STEP_START_S + 3 * 32 * 2**20 / 300e6
+    assert f"1 fio run, planned {hms(seconds)}, 1 size-based step estimated from its bytes" in (
+        proc.stdout
+    )
+    assert "101 MB at 300 MB/s, default for a file on disk" in proc.stdout
+    assert "24:00:00" not in proc.stdout

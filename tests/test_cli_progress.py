@@ -17,9 +17,11 @@ from rich.console import Console
 
 import ssdlab.progress
 import ssdlab.runner
+from ssdlab.estimate import STEP_START_S
 from ssdlab.execute import StepExecutor
-from ssdlab.fio import FioOutcome, FioStatus
+from ssdlab.fio import FioOutcome, FioStatus, parse_status_line
 from ssdlab.fleet.gate import Gate, SuiteOrder
+from ssdlab.io.fio_json import read_fio_json
 from ssdlab.manifest import Manifest, StepRecord, TargetInfo
 from ssdlab.progress import RunDisplay
 from ssdlab.runner import RunInterrupted, SuiteSteps, run_suite
@@ -61,11 +63,19 @@ class Recorded(RunDisplay):
     def __init__(self, *args, **kwargs) -> None:
         super().__init__(*args, **kwargs)
         self.starts: list[tuple[str, float, float]] = []  # label, done_s, total_s
+        self.planned: list[tuple[float, int | None]] = []  # each step's seconds and bytes
         Recorded.shown.append(self)
 
-    def start_step(self, label: str, planned_s: float, done_s: float | None = None) -> None:
-        super().start_step(label, planned_s, done_s)
+    def start_step(
+        self,
+        label: str,
+        planned_s: float,
+        done_s: float | None = None,
+        planned_bytes: int | None = None,
+    ) -> None:
+        super().start_step(label, planned_s, done_s, planned_bytes)
         self.starts.append((label, self.done_s, self.total_s))
+        self.planned.append((planned_s, planned_bytes))
 
 
 @pytest.fixture
@@ -92,9 +102,11 @@ def test_rounds_are_planned_at_their_max_and_the_bar_completes(
     block = suite.steps[1]
     assert isinstance(block, Rounds)
     rounds_run = len(manifest.steady_state[0].round_values)
-    # the plan: the fill and 4 rounds of 2 steps; what the block did not need is taken off
-    assert display.starts[0][2] == pytest.approx(suite.planned_max_s) == pytest.approx(4.5)
-    assert display.total_s == pytest.approx(suite.planned_max_s - (4 - rounds_run) * 1.0)
+    # the plan: the fill and 4 rounds of 2 steps, each 0.5 s and its start; what the block
+    # did not need is taken off
+    planned = 9 * (0.5 + STEP_START_S)
+    assert display.starts[0][2] == pytest.approx(planned)
+    assert display.total_s == pytest.approx(planned - (4 - rounds_run) * 2 * (0.5 + STEP_START_S))
     assert display.done_s == pytest.approx(display.total_s)  # complete, whenever it stopped
     labels = [label for label, _, _ in display.starts]
     assert labels[:3] == [
@@ -123,8 +135,9 @@ def test_a_resumed_run_starts_its_bar_at_the_step_it_resumes(
     console, text = _console()
     run_suite(suite, out, console=console)
     display = recorded[-1]
-    first = suite.steps[0].planned_s
-    assert display.starts == [("[2] randrw70-8k-qd4", pytest.approx(first), suite.planned_s)]
+    first = suite.steps[0].planned_s + STEP_START_S
+    planned = suite.planned_s + 2 * STEP_START_S
+    assert display.starts == [("[2] randrw70-8k-qd4", pytest.approx(first), planned)]
     assert display.done_s == pytest.approx(display.total_s)
     assert text.getvalue().splitlines()[0] == "resuming at step 2 of 2"
 
@@ -272,3 +285,61 @@ def test_fleet_hosts_reporting_live_get_rows_and_the_step_their_summed_rates(
     ]
     display.start_step("read on 2 of 2 hosts", 10, done_s=10)
     assert len(rows()) == 2
+
+
+MEASURED_THEN_SIZED = """
+name = "measured-then-sized"
+
+[defaults]
+ioengine = "null"
+bs = "128k"
+rw = "write"
+size = "8m"
+
+[[steps]]
+name = "seq-write"
+runtime_s = 0.5
+
+[[steps]]
+name = "fill"
+loops = 3
+runtime_s = 86400
+"""
+
+
+def test_a_size_based_step_is_planned_at_the_rate_an_earlier_step_measured(
+    tmp_path: Path, recorded: list[Recorded]
+) -> None:
+    """The fill's plan is its bytes over the rate fio measured in the write before it (its
+    own io_bytes over its runtime), not its 24-hour cap; the suite bar's total follows."""
+    path = tmp_path / "suite.toml"
+    path.write_text(MEASURED_THEN_SIZED)
+    out = tmp_path / "out"
+    run_suite(load_suite(path), out, console=_console()[0])
+    (display,) = recorded
+    jobs = read_fio_json(next((out / "steps").glob("001-*")) / "fio.json").jobs
+    rate = jobs["io_bytes"].sum() / jobs["runtime_s"].max()
+    planned_s, planned_bytes = display.planned[1]
+    assert planned_bytes == 3 * 8 * 2**20
+    assert planned_s == pytest.approx(STEP_START_S + planned_bytes / rate)
+    assert display.done_s == pytest.approx(display.total_s)
+    assert display.total_s == pytest.approx(0.5 + STEP_START_S + planned_s)
+
+
+def test_a_size_based_steps_progress_is_fios_share_of_its_bytes() -> None:
+    """fio's percent done of a size-based job is its bytes over its bytes to do: the step
+    moves by it, shows it as bytes of the planned bytes, and its ETA is fio's."""
+    display = RunDisplay("suite x", 100, _console()[0])
+    display.start_step("[1] fill", 40, planned_bytes=4 * 10**9)
+    line = "Jobs: 1 (f=1): [W(1)][25.0%][w=300MiB/s][w=2400 IOPS][eta 00m:30s]"
+    status = parse_status_line(line)
+    assert status is not None
+    display.fio_status(status)
+    assert display.step_fraction() == 0.25
+    suite, step = display._progress.tasks
+    assert step.completed == 10 and step.fields["live"].startswith("1 GB of 4 GB")
+    assert (suite.completed, suite.fields["eta"]) == (10, "0:01:30")  # 60 after it, 30 left
+    display.end_step("fill: done")
+    display.start_step("[2] read", 10)  # a time-based step: by fio's ETA, no bytes
+    display.fio_status(status)
+    assert display.step_fraction() is None and display._progress.tasks[1].completed == 0

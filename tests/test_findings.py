@@ -311,7 +311,8 @@ COUNTED = (
     r"rounds?|steps?|one-second windows?|windows?|read/write mix(?:es)?|mixes|measurements?|"
     r"like-for-like measurements?|slices?|trials?|jobs?|size-based|more|of|I/Os?|"
     r"(?:[\w-]+ )?intervals?|repeats?|times|segments?|drives?|wait states?|cells?|"
-    r"thread counts|queue depths|log windows|percentiles?|limits?|snapshots?"
+    r"thread counts|queue depths|log windows|percentiles?|limits?|snapshots?|pass(?:es)?|"
+    r"samples?"
 )
 NUMBER = re.compile(r"(?<![\w.,/-])(\d[\d,]*(?:\.\d+)?)(?![\d,]*[\w/]|\.\d)")
 AFTER_WORD = re.compile(r"(?:rounds?|slice|trial|step|block|round|QD\d+ \()\s*$")

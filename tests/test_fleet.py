@@ -27,6 +27,7 @@ from conftest import ssdlab_cli
 import ssdlab
 from ssdlab.errors import InputError, SsdlabError
 from ssdlab.execute import FleetHook, RunHook
+from ssdlab.facts import drive_facts
 from ssdlab.fleet import (
     FleetFailed,
     Host,
@@ -40,7 +41,6 @@ from ssdlab.fleet.probe import parse_probe_reply, version_mismatch
 from ssdlab.io import read_fio_json
 from ssdlab.manifest import Manifest, StepRecord
 from ssdlab.suite import Suite, load_suite
-from ssdlab.tables import drive_facts
 
 SUITE = """
 name = "fleet-tiny"

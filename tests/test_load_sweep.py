@@ -9,6 +9,7 @@ import json
 import re
 import shutil
 import subprocess
+from datetime import timedelta
 from pathlib import Path
 
 import polars as pl
@@ -19,6 +20,7 @@ from ssdlab.analysis.drive import DriveAnalysis
 from ssdlab.analysis.load import dirth, load_sweeps
 from ssdlab.analysis.workloads import classify
 from ssdlab.errors import SuiteError
+from ssdlab.estimate import RUN_START_S, STEP_START_S
 from ssdlab.importer import import_results
 from ssdlab.results import load
 from ssdlab.review.compare import Comparison
@@ -386,7 +388,9 @@ def test_plan_shows_a_sweep_and_checks_its_jobs(tmp_path: Path) -> None:
     suite.write_text(SWEEP_SUITE)
     proc = ssdlab_cli("plan", suite, "--out", tmp_path / "out")
     assert proc.returncode == 0, proc.stderr
-    assert "5 fio runs, planned 0:00:10" in proc.stdout
+    # 10 s of fio time, each fio run's start and the run's own (estimate.*_START_S)
+    seconds = round(10 + 5 * STEP_START_S + RUN_START_S)
+    assert f"5 fio runs, planned {timedelta(seconds=seconds)}" in proc.stdout
     assert "load-mix: load sweep at 25, 50 % of the IOPS its first, unlimited step" in (proc.stdout)
     assert "load-given: load sweep at 50 % of 50,000,000 IOPS (given)" in proc.stdout
     # the measuring step and one rate-limited step per sweep (none measures load-given)

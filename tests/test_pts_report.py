@@ -12,6 +12,7 @@ other report is (:mod:`screens`).
 from __future__ import annotations
 
 import inspect
+import json
 import re
 import tomllib
 from concurrent.futures import ThreadPoolExecutor
@@ -29,7 +30,7 @@ from conftest import ssdlab_cli
 
 import ssdlab
 from ssdlab import charts
-from ssdlab.analysis import DriveAnalysis
+from ssdlab.analysis import DriveAnalysis, qd_scaling
 from ssdlab.analysis.pts import (
     FIVE_NINES,
     round_blocks,
@@ -40,6 +41,7 @@ from ssdlab.analysis.pts import (
 from ssdlab.report import chromium
 from ssdlab.review import drive
 from ssdlab.suite import resolve_suite_path
+from ssdlab.units import parse_size
 
 _ENTERPRISE = tomllib.loads(resolve_suite_path("enterprise-review").read_text())
 #: enterprise-review's block-size sweep, where the suite has one, at two sizes
@@ -345,7 +347,8 @@ def test_throughput_and_wsat_review_pages(analyses) -> None:
         "Write saturation, 4K random write at QD2 (2 jobs x QD1): "
     )
     # the saturation step is a test, not preconditioning
-    assert not drive.setup_section(run).findings
+    said = drive.setup_section(run).findings
+    assert any(s.startswith("The target was not preconditioned") for s in said), said
 
 
 def test_runs_without_pts_tests_say_so_in_one_sentence(tiny_run: Path) -> None:
@@ -493,3 +496,99 @@ def test_iops_report_draws_the_pts_pages(rendered: dict[str, Path], artifacts: P
     assert shown["SNIA PTS results"] == ["table", "chart", "chart"]
     assert dom.select(".ssdlab-chart select")  # the convergence plot's R/W mix menu
     chromium.screenshot(rendered["snia-iops"], artifacts / "pts-iops.png")
+
+
+def _chart_rows(chart: alt.TopLevelMixin) -> list[dict]:
+    """Every data row a chart draws that names its step."""
+    spec = chart.to_dict()
+    return [row for rows in spec.get("datasets", {}).values() for row in rows if "step" in row]
+
+
+def _fio_figure(run: Path, row: dict, bs: str | None = None) -> float:
+    """IOPS (or MB/s from 64K blocks on: ``row``'s ``metric``, else ``bs``) of the step's own
+    fio.json, read here."""
+    jobs = json.loads((run / row["fio_json"]).read_text())["jobs"]
+    directions = (
+        [row["direction"]] if row.get("direction") in ("read", "write") else ["read", "write"]
+    )
+    iops = sum(job[d]["iops"] for job in jobs for d in directions)
+    bw = sum(job[d]["bw_bytes"] for job in jobs for d in directions)
+    large = row["metric"] == "MB/s" if "metric" in row else parse_size(bs or "") >= 65536
+    return bw / 1e6 if large else iops
+
+
+_RW = {("random", "read"): "randread", ("random", "write"): "randwrite",
+       ("sequential", "read"): "read", ("sequential", "write"): "write"}  # fmt: skip
+
+
+def test_enterprise_review_points_come_from_their_own_test(runs, analyses) -> None:
+    """Every point of the QD, mix and block-size charts is a step of that test (QD32 of the QD
+    sweep, not the block-size sweep's step at the same depth), with fio's own figure."""
+    run, analysis = runs["enterprise-review"], analyses["enterprise-review"]
+    charted = 0
+    for chart in drive.qd_scaling_section(analysis).charts:
+        for row in _chart_rows(chart):
+            bs, pattern, direction = row["series"].split(" ")[:3]
+            expected = f"qd-{_RW[pattern, direction]}-{bs.lower()}-qd{row['qd']}"
+            assert row["step"] == expected, row
+            assert row["value"] == pytest.approx(
+                _fio_figure(run, row | {"direction": direction}, bs)
+            )
+            charted += 1
+    assert charted >= 8  # four sweeps at QD1 and QD32: QD32 also measured by bs-*-4k/128k
+    for section in (drive.random_mix_section(analysis), drive.sequential_mix_section(analysis)):
+        for chart in section.charts:
+            for row in _chart_rows(chart):
+                if "read_pct" not in row:
+                    continue
+                bs, pattern, qd = re.match(
+                    r"(\w+) (random|sequential) QD(\d+)", row["series"]
+                ).groups()
+                kind = "rand" if pattern == "random" else "seq"
+                assert row["step"] == f"mix-{kind}-{bs.lower()}-qd{qd}-r{row['read_pct']}", row
+                assert row["value"] == pytest.approx(_fio_figure(run, row, bs))
+                charted += 1
+    assert charted >= 8 + 3 * 3 + 3  # + QD32, QD128 and QD4 random mixes, the 128K sequential
+    points = analysis.blocksizes
+    assert points.height == 4 * 2  # random/sequential x read/write at 4K and 128K
+    for row in points.iter_rows(named=True):
+        size = "4k" if row["bs_bytes"] == 4096 else "128k"
+        assert row["step"] == f"bs-{_RW[row['pattern'], row['direction']]}-{size}", row
+        assert row["value"] == pytest.approx(_fio_figure(run, row))
+    twice = analysis.measured_twice.filter(pl.col("workload") == "4K random read")
+    assert twice.filter(pl.col("qd_label") == "QD32")["used_step"].to_list() == [
+        "qd-randread-4k-qd32"
+    ]
+
+
+@pytest.mark.parametrize("width", [390, 1280])
+def test_screenshots_of_the_enterprise_review(
+    width: int, rendered: dict[str, Path], artifacts: Path
+) -> None:
+    """The enterprise review at a phone's and a laptop's width, in tests/artifacts to be looked
+    at; nothing on it is clipped without a visible scroll bar, and Vega says nothing."""
+    page = rendered["enterprise-review"]
+    png = artifacts / f"enterprise-review-{width}px.png"
+    assert chromium.screenshot(page, png, width).read_bytes().startswith(b"\x89PNG")
+    (found,) = screens.clipped([page], width)
+    screens.assert_nothing_clipped(found)
+    if width == 1280:
+        assert screens.console_messages(page) == []
+
+
+def test_enterprise_review_end_to_end_small(runs: dict[str, Path]) -> None:
+    """Every step of the scaled enterprise review ran, with its sizes and lengths."""
+    out = runs["enterprise-review"]
+    r = ssdlab.load(out)
+    m = json.loads((out / "manifest.json").read_text())
+    assert m["status"] == "complete" and m["scale"] == 0.005
+    assert len(m["steps"]) == 1 + 1 + 2 + 1 + 2 + 2 + 2 + 3 * 4 + 4 * 2
+    pre = r.summary.filter(pl.col("step") == "precondition-seq-write-128k")
+    assert pre["io_bytes"][0] == 2 * m["target"]["size_bytes"]  # two full passes
+    scaling = qd_scaling(r.summary.filter(pl.col("step").str.starts_with("qd-")))
+    assert set(scaling["rw"]) == {"randread", "randwrite", "read", "write"}
+    assert set(scaling["qd"]) <= {1, 32}
+    consistency = r.timeseries.filter(pl.col("step") == "consistency-randwrite-4k-qd32")
+    assert consistency.height >= 5  # 6 s at this scale, one window per second
+    mix = r.summary.filter(pl.col("step") == "mix-rand-4k-qd32-r50")
+    assert sorted(mix["direction"]) == ["read", "write"]

@@ -88,7 +88,7 @@ def test_a_plugin_fio_format_reaches_import(gzipped: Path, tmp_path: Path) -> No
     got, want = ssdlab.load(tmp_path / "with"), ssdlab.load(tmp_path / "plain")
     assert got.summary["step"].to_list() == [f"{s}.json" for s in want.summary["step"]]
     for name in ("summary", "percentiles", "latency_hist", "timeseries", "latency_intervals"):
-        named = ["step", "run_id", "label"]  # the import's, and the result's file name
+        named = ["step", "fio_json", "run_id", "label"]  # the import's, and the result's file
         assert_frame_equal(
             getattr(got, name).drop(named, strict=False),
             getattr(want, name).drop(named, strict=False),

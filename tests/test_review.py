@@ -83,6 +83,7 @@ rwmixread = [0]
 """
 SECTIONS = [
     "Test setup",
+    "Headline figures",
     "Key findings",
     "Steady state",
     "SNIA PTS results",
@@ -93,6 +94,7 @@ SECTIONS = [
     "Queue-depth scaling",
     "Random mixed workloads",
     "Sequential mixed workloads",
+    "Block-size sweeps",
     "Latency QoS",
     "Latency over time",
     "Latency exceedance",
@@ -114,6 +116,7 @@ WITHOUT_DATA = {
     "Demand intensity and response time",
     "QoS targets",
     "Repeatability",
+    "Block-size sweeps",
 }
 FIXTURES = Path(__file__).parent / "fixtures"
 CAPTURES = FIXTURES / "telemetry" / "run"
@@ -259,7 +262,7 @@ def test_a_run_without_sweeps_says_what_is_missing(tiny_run: Path) -> None:
     assert latency.missing is None and len(latency.charts) == 1
     assert [p.data.count("<tr>") for p in latency.parts[1:]] == [1 + 3]  # header, 3 series
     assert sections["key_findings"].findings == [
-        s for build in drive.KEY_FINDINGS for s in sections[build.__name__].findings[:2]
+        s for build in drive.KEY_FINDINGS for s in drive._key(sections[build.__name__])
     ]
     assert sections["key_findings"].findings[:2] == latency.findings[:2]
     missing = [
@@ -374,7 +377,7 @@ def test_each_section_and_finding_is_built_once(
     assert len(calls) == 1
     assert shown["key_findings"] is summary
     assert summary.findings == [
-        s for build in drive.KEY_FINDINGS for s in shown[build.__name__].findings[:2]
+        s for build in drive.KEY_FINDINGS for s in drive._key(shown[build.__name__])
     ]
     assert drive.qd_scaling_section(fresh) is shown["qd_scaling_section"]
 
@@ -411,12 +414,17 @@ def _section_contents(dom: BeautifulSoup) -> dict[str, list[str]]:
 def test_review_shows_every_section_with_data(rendered: Path, artifacts: Path) -> None:
     dom = BeautifulSoup(chromium.dump_dom(rendered), "html.parser")
     sections = _section_contents(dom)
-    assert list(sections) == SECTIONS
+    # sections without data are not shown: one closing line names them
+    assert list(sections) == [s for s in SECTIONS if s not in WITHOUT_DATA]
     for name, shown in sections.items():
-        if name in WITHOUT_DATA:
-            assert shown == ["missing"], name
-        else:
-            assert "missing" not in shown and shown, name
+        assert "missing" not in shown and shown, name
+    assert not dom.select(".ssdlab-missing")
+    closing = dom.select(".ssdlab-main p")[-1].get_text(" ", strip=True)
+    assert closing.startswith("Not measured in this run: ")
+    named = closing.removeprefix("Not measured in this run: ").rstrip(".").split(", ")
+    assert sorted(named) == sorted(
+        n.lower() if not n.startswith(("QoS", "ACT")) else n for n in WITHOUT_DATA
+    )
     for name in (
         "Steady state",
         "Performance consistency",
@@ -461,3 +469,38 @@ def test_report_errors_are_one_line(tmp_path: Path) -> None:
     assert proc.stderr.strip().splitlines() == [
         f"error: {tmp_path}: not an ssdlab results directory (no manifest.json)"
     ]
+
+
+def test_idle_power_is_the_trace_outside_the_run(review_run: Path, tmp_path: Path) -> None:
+    """Samples of the meter's trace before the run was created and after its last step ended
+    are its idle power, by phase; the power section and the headline say it."""
+    run = tmp_path / "run"
+    shutil.copytree(review_run, run)
+    manifest = Manifest.load(run)
+    created = manifest.created.timestamp()
+    ended = max(s.ended for s in manifest.steps if s.ended).timestamp()
+    before = [created - 5 + 0.05 * n for n in range(99)]  # strictly before the run
+    during = [created + 0.05 * n for n in range(int((ended - created) / 0.05))]
+    after = [ended + 0.05 * (n + 1) for n in range(40)]
+    rows = [(t, 2.5) for t in before] + [(t, WATTS) for t in during] + [(t, 3.0) for t in after]
+    meter = tmp_path / "meter.csv"
+    meter.write_text("time_s,power_w\n" + "".join(f"{t!r},{w}\n" for t, w in rows))
+    attach = ssdlab_cli(
+        "power", "attach", run, meter, "--format", "csv", "--replace",
+        "--column", "time=time_s", "--column", "power=power_w",
+    )  # fmt: skip
+    assert attach.returncode == 0, attach.stderr
+    results = ssdlab.load(run)
+    idle = {r["phase"]: r for r in results.power_idle.iter_rows(named=True)}
+    assert set(idle) == {"before the run", "after the run"}
+    assert idle["before the run"]["samples"] == len(before)
+    assert idle["before the run"]["avg_w"] == pytest.approx(2.5)
+    assert idle["after the run"]["samples"] == len(after)
+    assert idle["after the run"]["avg_w"] == pytest.approx(3.0)
+    analysis = DriveAnalysis(results)
+    said = drive.power_section(analysis).findings
+    assert f"Idle before the run ({len(before)} samples over 4.9 s): 2.50 W on average" in " ".join(
+        said
+    )
+    headline = drive.headline_section(analysis).parts[0].data
+    assert "before the run" in headline and "after the run" in headline

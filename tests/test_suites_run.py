@@ -18,7 +18,7 @@ import pytest
 from conftest import ssdlab_cli
 
 import ssdlab
-from ssdlab.analysis import qd_scaling, snia_steady_state
+from ssdlab.analysis import snia_steady_state
 from ssdlab.errors import SuiteError
 from ssdlab.suite import Rounds, builtin_suites, load_suite
 
@@ -68,29 +68,6 @@ def test_include_override_exclude_and_scale(tmp_path: Path) -> None:
     )
     with pytest.raises(SuiteError, match=r"put \{iodepth\} in its name"):
         load_suite(bad)
-
-
-def test_enterprise_review_end_to_end_small(tmp_path: Path) -> None:
-    out = tmp_path / "er"
-    proc = ssdlab_cli(
-        "run", "enterprise-review", "--out", out, "--scale", "0.01", *FAST,
-        "--set", "qd_list=[1,4]", "--set", "mix_reads=[100,50,0]", "--set", 'bs_list=["4k","128k"]',
-        timeout=600,
-    )  # fmt: skip
-    assert proc.returncode == 0, proc.stderr
-    r = ssdlab.load(out)
-    m = manifest(out)
-    assert m["status"] == "complete" and m["scale"] == 0.01
-    assert len(m["steps"]) == 1 + 1 + 2 + 1 + 2 + 2 + 2 + 3 * 4 + 4 * 2
-    pre = r.summary.filter(pl.col("step") == "precondition-seq-write-128k")
-    assert pre["io_bytes"][0] == 2 * m["target"]["size_bytes"]  # two full passes
-    scaling = qd_scaling(r.summary.filter(pl.col("step").str.starts_with("qd-")))
-    assert set(scaling["rw"]) == {"randread", "randwrite", "read", "write"}
-    assert set(scaling["qd"]) <= {1, 4}
-    consistency = r.timeseries.filter(pl.col("step") == "consistency-randwrite-4k-qd32")
-    assert consistency.height >= 10  # 18 s at this scale, one window per second
-    mix = r.summary.filter(pl.col("step") == "mix-rand-4k-qd32-r50")
-    assert sorted(mix["direction"]) == ["read", "write"]
 
 
 def test_snia_rounds_stop_when_steady_by_the_pts_rule(tmp_path: Path) -> None:

@@ -318,6 +318,7 @@ class ComparisonAnalysis:
         for drive, name in zip(self.drives, self.names, strict=True):
             results = drive.results
             steps = drive.classified.filter(~pl.col("step_index").is_in(list(act_steps(results))))
+            steps = steps.with_columns(drive.charted)  # a cell is its sweep's own step
             steps = steps.join(step_conditions(results), on="step_index", how="left")
             frames.append(
                 steps.with_columns(label=pl.lit(name), run_id=pl.lit(results.manifest.run_id))

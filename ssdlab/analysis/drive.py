@@ -14,7 +14,15 @@ from .load import sweep_steps
 from .repeats import median_repeats, percentile_intervals, power_figures
 from .steps import per_step, with_summary_columns
 from .tails import ConsistencyRun, consistency_runs
-from .workloads import Mixes, classify, fill_steps, mix_points, qd_points
+from .workloads import (
+    Mixes,
+    bs_points,
+    classify,
+    fill_steps,
+    measured_twice,
+    mix_points,
+    qd_points,
+)
 
 
 @dataclass(eq=False)
@@ -81,6 +89,28 @@ class DriveAnalysis:
     def mixes(self) -> Mixes:
         """Mix sweeps (:func:`mix_points`)."""
         return mix_points(self.classified)
+
+    @cached_property
+    def blocksizes(self) -> pl.DataFrame:
+        """Block-size sweep points (:func:`bs_points`)."""
+        return bs_points(self.classified)
+
+    @cached_property
+    def charted(self) -> pl.Expr:
+        """``charted``: 3 for a point of a QD sweep, 2 of a mix sweep, 1 of a block-size
+        sweep, else 0: what :func:`~.workloads.latest` prefers where a point was measured
+        twice (a QD sweep's own step is the point's measurement, not another sweep's)."""
+        rank = pl.lit(0)
+        for points, value in ((self.blocksizes, 1), (self.mixes.steps, 2), (self.qd, 3)):
+            indexes = sorted(set(points["step_index"].to_list())) if points.height else []
+            rank = pl.when(pl.col("step_index").is_in(indexes)).then(value).otherwise(rank)
+        return rank.alias("charted")
+
+    @cached_property
+    def measured_twice(self) -> pl.DataFrame:
+        """Points more than one step measured, and the one the charts use
+        (:func:`measured_twice`)."""
+        return measured_twice(self.classified.with_columns(self.charted))
 
     @cached_property
     def consistency(self) -> list[ConsistencyRun]:

@@ -15,7 +15,7 @@ import polars as pl
 
 from ..errors import InputError
 from ..vocab import MIXED_RW, PURE_RW
-from .steps import access_pattern, per_step, read_share, run_keys, rw_mode
+from .steps import access_pattern, per_step, read_share, run_keys, rw_mode, sweep_keys
 
 #: Percentiles :func:`consistency` reports for the per-window IOPS.
 CONSISTENCY_PERCENTILES = (1, 5, 10, 50, 90, 95, 99)
@@ -36,7 +36,8 @@ def _steps(summary: pl.DataFrame, columns: list[str], what: str) -> pl.DataFrame
 def qd_scaling(summary: pl.DataFrame, threshold: float = 0.95) -> pl.DataFrame:
     """Per workload, the lowest queue depth reaching ``threshold`` of the best throughput.
 
-    A workload is (rw, bs_bytes, rwmixread, direction), per run; the queue depth ``qd`` is
+    A workload is (rw, bs_bytes, rwmixread, direction), per run (and suite test, given
+    ``test_group``); the queue depth ``qd`` is
     iodepth x numjobs (both kept); a step's job rows count as one. Throughput is
     ``bw_bytes_s``; equal ``qd`` keeps the faster step. Columns: the workload, ``qd``,
     ``iodepth``, ``numjobs``, ``step``, ``iops``, ``bw_bytes_s``, ``best_bw_bytes_s``,
@@ -44,7 +45,7 @@ def qd_scaling(summary: pl.DataFrame, threshold: float = 0.95) -> pl.DataFrame:
     """
     if not 0 < threshold <= 1:
         raise ValueError(f"threshold must be in (0, 1], got {threshold}")
-    workload = [*run_keys(summary), "rw", "bs_bytes", "rwmixread", "direction"]
+    workload = [*sweep_keys(summary), "rw", "bs_bytes", "rwmixread", "direction"]
     columns = ["rw", "bs_bytes", "rwmixread", "iodepth", "numjobs", "iops", "bw_bytes_s"]
     steps = _steps(summary, [*columns, "lat_mean_ns", "clat_p99_ns"], "qd_scaling")
     return (
@@ -168,11 +169,12 @@ def mix_sweep(summary: pl.DataFrame) -> MixSweep:
             f"{what}: step {unknown['step'][0]!r} (rw={unknown['rw'][0]}) is not part of a "
             "read/write mix; filter the summary to the sweep's steps"
         )
-    sweep = [*run_keys(steps), "pattern", "bs_bytes", "iodepth", "numjobs"]
+    sweep = [*sweep_keys(steps), "pattern", "bs_bytes", "iodepth", "numjobs"]
+    source = [c for c in ("test", "fio_json") if c in steps.columns]  # where a point is from
     rows = (
         steps.filter(pl.col("direction").is_in(["read", "write"]))
         .with_columns(pattern=access_pattern(), read_pct=read_share())
-        .group_by(*sweep, "step_index", "step", "read_pct")
+        .group_by(*sweep, "step_index", "step", *source, "read_pct")
         .agg(
             read_iops=pl.col("iops").filter(pl.col("direction") == "read").sum(),
             write_iops=pl.col("iops").filter(pl.col("direction") == "write").sum(),
@@ -184,6 +186,7 @@ def mix_sweep(summary: pl.DataFrame) -> MixSweep:
             *sweep,
             "step_index",
             "step",
+            *source,
             "read_pct",
             "measured_read_pct",
             "read_iops",

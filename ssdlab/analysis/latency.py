@@ -37,7 +37,7 @@ def qos_choice(classified: pl.DataFrame) -> pl.DataFrame:
     small = classified.filter(pl.col("bs_bytes") < BANDWIDTH_BS)
     pool = latest(
         small if small.height else classified,
-        [*RUN_KEYS, "workload", "qd", "direction", "mixed"],
+        [*RUN_KEYS, "test_group", "workload", "qd", "direction", "mixed"],
     )
     chosen = []
     points = qd_points(pool)

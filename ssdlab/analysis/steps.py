@@ -9,9 +9,17 @@ from ..vocab import READ_RW, RWMIXREAD_DEFAULT, WRITE_RW
 #: Columns that tell runs apart when frames of several runs are concatenated.
 RUN_KEYS = ("run_id", "label")
 #: what identifies a step's row besides its figures (when the frame has the column)
-STEP_KEYS = (*RUN_KEYS, "step_index", "step", "block", "round", "direction", "rw")
-_TEXT = ("run_id", "label", "host", "step", "block", "status", "direction", "rw")
-_WHOLE = ("step_index", "round", "bs_bytes", "iodepth", "numjobs", "rwmixread", "io_bytes")
+STEP_KEYS = (
+    *RUN_KEYS, "step_index", "step", "test", "test_group", "fio_json", "block", "round",
+    "direction", "rw",
+)  # fmt: skip
+_TEXT = (
+    "run_id", "label", "host", "step", "test", "fio_json", "block", "status", "direction", "rw"
+)  # fmt: skip
+_WHOLE = (
+    "step_index", "round", "bs_bytes", "iodepth", "numjobs", "rwmixread", "io_bytes",
+    "iodepth_run",
+)  # fmt: skip
 _FIGURES = (
     "iops", "bw_bytes_s", "runtime_s", "lat_mean_ns", "clat_mean_ns", "clat_p50_ns",
     "clat_p99_ns", "clat_p99_9_ns", "clat_p99_99_ns", "clat_max_ns",
@@ -41,6 +49,13 @@ def run_keys(frame: pl.DataFrame) -> list[str]:
     return [c for c in RUN_KEYS if c in frame.columns]
 
 
+def sweep_keys(frame: pl.DataFrame) -> list[str]:
+    """What keeps sweeps apart: the :data:`RUN_KEYS` ``frame`` has and, when it has it, the
+    ``test_group`` (:func:`~ssdlab.analysis.workloads.classify`): steps of one suite test
+    never share a sweep with another test's."""
+    return [*run_keys(frame), *(c for c in ("test_group",) if c in frame.columns)]
+
+
 def per_step(summary: pl.DataFrame) -> pl.DataFrame:
     """One row per step and direction: jobs fio reported separately are combined.
 
@@ -63,6 +78,7 @@ def per_step(summary: pl.DataFrame) -> pl.DataFrame:
 
     return summary.group_by(keys, maintain_order=True).agg(
         *(pl.col(c).first() for c in first),
+        *(pl.col(c).min() for c in ("iodepth_run",) if c in present),  # the shallowest job
         *(pl.col(c).sum() for c in ("iops", "bw_bytes_s", "io_bytes") if c in present),
         *(pl.col(c).max() for c in ("runtime_s",) if c in present),
         weighted("lat_mean_ns"),

@@ -84,7 +84,7 @@ AllowFioOption = Annotated[
     typer.Option(
         "--allow-fio-option",
         help="Let --fio-option or --ioengine use this guarded fio option or engine (e.g. "
-        "ioengine); see the README's safety rules (repeatable).",
+        "ioengine); see docs/safety.md (repeatable).",
     ),
 ]
 MaxLag = Annotated[

@@ -101,7 +101,7 @@ def run(
         typer.Option(
             "--allow-fio-option",
             help="Let the suite's steps use this guarded fio option or engine (e.g. exec_prerun, "
-            "ioengine); see the README's safety rules (repeatable).",
+            "ioengine); see docs/safety.md (repeatable).",
         ),
     ] = None,
     on_error: Annotated[

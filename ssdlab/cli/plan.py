@@ -15,6 +15,7 @@ from . import stderr
 if TYPE_CHECKING:
     from rich.console import Console
 
+    from ..estimate import StepTime
     from ..manifest import TargetInfo
     from ..plan import Plan, Resume
     from ..suite import Step, Suite
@@ -34,9 +35,11 @@ def _bytes(n: int | None) -> str:
     return f"{n:,} bytes ({format_capacity(n)})"
 
 
-def _row(index: str, step: Step, rounds: str = "") -> tuple[str, ...]:
+def _row(index: str, step: Step, estimate: StepTime, rounds: str = "") -> tuple[str, ...]:
     mix = f" {step.rwmixread}/{100 - step.rwmixread}" if step.rwmixread is not None else ""
-    if step.loops:
+    if estimate.planned_bytes is not None:
+        time = f"{_hms(estimate.seconds)} ({estimate.describe()})"
+    elif step.loops:
         time = f"{step.loops} x size" + (
             f", at most {_hms(step.planned_s)}" if step.runtime_s else ""
         )
@@ -58,8 +61,9 @@ def _row(index: str, step: Step, rounds: str = "") -> tuple[str, ...]:
     )
 
 
-def plan_table(suite: Suite) -> object:
-    """The suite's steps as a table: a round block's steps once, with their rounds."""
+def plan_table(suite: Suite, steps: dict[str, StepTime]) -> object:
+    """The suite's steps as a table (``steps``: their estimates by name): a round block's
+    steps once, with their rounds."""
     from rich.table import Table
 
     from ..suite import Rounds, Sweep
@@ -77,7 +81,7 @@ def plan_table(suite: Suite) -> object:
                 f"{item.track} {item.metric} is steady (window {item.window}), up to {item.max}",
             )
             for step in item.steps:
-                table.add_row(*_row("", step, f" (x up to {item.max})"))
+                table.add_row(*_row("", step, steps[step.name], f" (x up to {item.max})"))
             n = last
         elif isinstance(item, Sweep):
             last = n + item.runs
@@ -94,11 +98,12 @@ def plan_table(suite: Suite) -> object:
                 f"the jobs), {'then unlimited; ' if spec.unlimited else ''}a rate counts as "
                 f"reached at {spec.reach * 100:g} %",
             )
-            table.add_row(*_row("", item.workload, f" (x {item.runs})"))
+            workload = item.workload
+            table.add_row(*_row("", workload, steps[workload.name], f" (x {item.runs})"))
             n = last
         else:
             n += 1
-            table.add_row(*_row(str(n), item))
+            table.add_row(*_row(str(n), item, steps[item.name]))
     return table
 
 
@@ -121,24 +126,26 @@ def print_plan(plan: Plan) -> None:
     ]
     rounds = suite.has_rounds
     count = f"{'up to ' if rounds else ''}{plural(suite.max_steps, 'fio run')}"
-    planned = f"planned {_hms(suite.planned_max_s)}"
-    if rounds and suite.planned_s < suite.planned_max_s:
+    estimate = plan.estimate
+    planned = f"planned {_hms(estimate.seconds)}"
+    if rounds and estimate.steady_s < estimate.seconds:
         planned += (
-            f" at most; {_hms(suite.planned_s)} if every round block is steady after its "
+            f" at most; {_hms(estimate.steady_s)} if every round block is steady after its "
             "first window"
         )
     if plan.scale != 1:
         planned += f" (scale {plan.scale:g})"
-    if capped := [s for s in suite.all_steps() if s.loops and s.runtime_s]:
-        caps = "its time cap" if len(capped) == 1 else "their time caps"
-        planned += (
-            f", counting {plural(len(capped), 'size-based step')} at {caps} "
-            "(each ends when its bytes are written)"
-        )
+    sized = estimate.from_bytes
+    if sized:
+        its = "its bytes" if len(sized) == 1 else "their bytes"
+        planned += f", {plural(len(sized), 'size-based step')} estimated from {its} (Time)"
+    if capped := [s for s in suite.all_steps() if s.loops and s.name not in sized]:
+        caps = "its time cap" if len(capped) == 1 else "their time caps (or 0 s without one)"
+        planned += f", {plural(len(capped), 'size-based step')} of unknown bytes at {caps}"
     lines.append(f"{count}, {planned}")
     for line in lines:
         console.print(escape(line.rstrip(": ")))
-    console.print(plan_table(suite))
+    console.print(plan_table(suite, estimate.steps))
     if plan.kind == "hosts":
         hosts = plural(len(plan.targets), "host")
         console.print(f"on {hosts} (fio servers are not contacted by a plan):")

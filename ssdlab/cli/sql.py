@@ -55,10 +55,10 @@ def sql_command(
 
     Views: runs (one row per results directory: run, host, drive, target), summary,
     timeseries, latency_hist, percentiles, snapshots, rounds, steady_state, smart, waf,
-    power, power_trace, endurance, act_trials, act_slices (and plug-ins' frames); SMART
-    histories: smart_history, fleet_drives; tables fleet_models and skipped (what could not
-    be loaded). Rows of runs carry run_id and results_dir. "describe summary" lists a
-    view's columns.
+    power, power_trace, power_idle, endurance, act_trials, act_slices (and plug-ins'
+    frames); SMART histories: smart_history, fleet_drives; tables fleet_models and skipped
+    (what could not be loaded). Rows of runs carry run_id and results_dir. "describe
+    summary" lists a view's columns.
 
     Read-only: only a query runs (select, with, from, values, describe, show, summarize);
     COPY, ATTACH, INSTALL, SET and reading any other file (read_csv('/etc/passwd')) are

@@ -285,6 +285,21 @@ def _bad_bin(keys: list[str], counts: list[Any], index_keys: bool, where: str) -
     raise InputError(f"{where}: bins no fio writes")
 
 
+def depth_run(levels: Any) -> int | None:
+    """The queue depth fio kept most of the job's time, from its ``iodepth_level``
+    distribution (``{"1": 0.1, ..., "32": 99.9, ">=64": 0.0}``): the lower bound of the
+    fullest bucket (1, 2, 4, ... 64); None when fio did not report one that can be read."""
+    if not isinstance(levels, dict):
+        return None
+    shares = {}
+    for key, share in levels.items():
+        depth = str(key).removeprefix(">=")
+        if not depth.isdigit() or not isinstance(share, int | float) or not share > 0:
+            continue
+        shares[int(depth)] = float(share)
+    return max(shares, key=lambda d: (shares[d], d)) if shares else None
+
+
 def _totals(d: dict[str, Any], where: str) -> tuple[int, int | None, float]:
     """A direction's ``io_bytes`` (fio < 2.21 wrote KiB there: no ``io_kbytes``), ``total_ios``
     and runtime in seconds."""
@@ -317,6 +332,7 @@ def _job_rows(
         "groupid": _count(job, "groupid", where),
         "hostname": _text(job, "hostname", where),
         "error": _count(job, "error", where) or 0,
+        "iodepth_run": depth_run(job.get("iodepth_level")),
     }
     cpu = {f"{key}_pct": _number(job, key, where) for key in ("usr_cpu", "sys_cpu")}
     rows, pct_rows, bin_rows = [], [], []
@@ -618,7 +634,7 @@ def fio_frames(results: list[FioRows], ids: list[dict[str, Any]] | None = None) 
             pl.col(c).cast(pl.Float64)
             for c, t in jobs.schema.items()
             if c.endswith("_ns") and t == pl.Null
-        ),
+        ).with_columns(pl.col(c).cast(pl.Int64) for c in ("iodepth_run",) if c in jobs.columns),
         percentiles=frame("percentiles", _PCT_SCHEMA),
         bins=bins(),
         aggregate=frame("aggregate", None),

@@ -19,6 +19,7 @@ from traitlets.config import Config
 from ..atomic import write_error
 from ..errors import ReportError, SsdlabError
 from ..resources import templates_dir
+from ..review.section import MISSING_KEY
 from ._files import remove, write_file
 from .renderer import VEGALITE_MIME, chart_title, vegalite_version
 
@@ -79,6 +80,49 @@ def notebook_headings(nb: nbformat.NotebookNode) -> list[Heading]:
         if cell.cell_type == "markdown"
         for heading in markdown_headings(cell.source)
     ]
+
+
+#: the closing line's opening, unless the notebook's metadata ``ssdlab.not_shown`` gives one
+NOT_SHOWN = "Not shown, as there is no data for them"
+
+
+def _is_missing(cell: nbformat.NotebookNode) -> bool:
+    """A code cell whose displays are all sections shown as missing (none else, no error)."""
+    outputs = cell.get("outputs", []) if cell.cell_type == "code" else []
+    return bool(outputs) and all(
+        o.output_type == "display_data" and MISSING_KEY in o.get("metadata", {}) for o in outputs
+    )
+
+
+def _topic(heading: str) -> str:
+    """A section heading as a list item: ``Steady state`` -> ``steady state``, ``ACT: ...``
+    -> ``ACT``, ``QoS targets`` kept."""
+    name = heading.split(":")[0].strip()
+    first = name.split(" ")[0]
+    return name[:1].lower() + name[1:] if first[1:] == first[1:].lower() else name
+
+
+def hide_missing(nb: nbformat.NotebookNode) -> nbformat.NotebookNode:
+    """``nb`` without the sections that have no data (a cell showing only missing-data notes,
+    and the markdown cells before it: heading and introduction), and one closing markdown
+    line naming them (``Not measured in this run: steady state, power and efficiency.``)."""
+    kept: list[nbformat.NotebookNode] = []
+    hidden: list[str] = []
+    for cell in nb.cells:
+        if not _is_missing(cell):
+            kept.append(cell)
+            continue
+        intro: list[nbformat.NotebookNode] = []
+        while kept and kept[-1].cell_type == "markdown":
+            intro.insert(0, kept.pop())
+        headings = [h.text for c in intro for h in markdown_headings(c.source)]
+        if headings:
+            hidden.append(_topic(headings[0]))
+    if not hidden:
+        return nb
+    opening = nb.metadata.get("ssdlab", {}).get("not_shown", NOT_SHOWN)
+    closing = nbformat.v4.new_markdown_cell(f"{opening}: {', '.join(hidden)}.")
+    return nbformat.from_dict({**nb, "cells": [*kept, closing]})
 
 
 def _has_vegalite(nb: nbformat.NotebookNode) -> bool:
@@ -155,7 +199,8 @@ def export_html(nb: nbformat.NotebookNode, output_path: Path | str, *, title: st
     if not (templates_dir() / TEMPLATE / "conf.json").is_file():
         raise ReportError(f"report template not found under {templates_dir()}")
     try:
-        html, _ = _exporter().from_notebook_node(nb, resources={"ssdlab_title": title})
+        shown = hide_missing(nb)
+        html, _ = _exporter().from_notebook_node(shown, resources={"ssdlab_title": title})
     except Exception as exc:
         raise ReportError(f"converting the report to HTML failed: {exc}") from exc
     write_file(output_path, html.encode("utf-8"))

@@ -10,7 +10,7 @@ import polars as pl
 from .. import charts
 from ..act.latency import ACT_LIMITS
 from ..analysis.drive import DriveAnalysis
-from ..tables import format_duration
+from ..units import format_duration
 from . import act_findings
 from .section import Section, table
 

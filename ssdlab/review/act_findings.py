@@ -12,7 +12,7 @@ import polars as pl
 from ..act.frames import ActScore, act_score
 from ..act.latency import ACT_RATING_S, ACT_SLICE_S
 from ..findings import and_list, count, is_known, ratio_phrase
-from ..tables import format_duration
+from ..units import format_duration
 
 
 def _status(status: str) -> str:

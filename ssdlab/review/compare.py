@@ -26,7 +26,7 @@ from ..analysis.repeats import percentile_intervals
 from ..errors import InputError
 from ..manifest import Manifest
 from ..results import Results, load
-from ..tables import UNKNOWN
+from ..tables import UNKNOWN, latency_in
 from ..units import format_capacity
 from . import act_findings
 from . import endurance as endurance_views
@@ -245,10 +245,17 @@ def compare_summary_section(cmp: Comparison, limit: int = 6) -> Section:
     if not scores.height:
         nothing = "Nothing to compare: no test was run by two or more drives like for like."
         return Section([*warnings, nothing]) if warnings else Section(missing=nothing)
+    latencies = scores.filter(pl.col("metric") == "ns")["value"].drop_nulls()
+    unit = None if not latencies.len() else "ms" if latencies.min() >= 1e6 else "µs"
+
+    def written(row: dict[str, Any]) -> str:
+        """A cell in its metric's unit; every latency of the table in one unit."""
+        if row["metric"] == "ns":
+            return latency_in(row["value"], unit)
+        return findings.format_value(row["value"], row["metric"])
+
     shown = scores.with_columns(
-        shown=pl.struct("value", "metric").map_elements(
-            lambda r: findings.format_value(r["value"], r["metric"]), return_dtype=pl.String
-        )
+        shown=pl.struct("value", "metric").map_elements(written, return_dtype=pl.String)
     )
     wide = shown.pivot(on="drive", index="test", values="shown", sort_columns=False).rename(
         {"test": "Test"}

@@ -13,111 +13,43 @@ import polars as pl
 
 from .. import charts, findings
 from ..analysis.drive import DriveAnalysis
-from ..analysis.fill import fill_totals, preconditioning_steps
 from ..analysis.pts import wsat_steps
 from ..analysis.repeats import LATENCY_PERCENTILES, with_intervals
 from ..analysis.tails import MIN_CONSISTENCY_WINDOWS
-from ..tables import (
-    drive_facts,
-    format_bytes,
-    format_duration,
-    percentile_cells,
-    run_facts,
-    summary_view,
-)
-from ..units import MB, bs_label
+from ..analysis.workloads import label_columns
+from ..phrases import rephrase
+from ..tables import percentile_cells, summary_view
+from ..units import MB, bs_label, format_duration
 from . import act as act_views
+from . import blocksize as blocksize_views
 from . import endurance as endurance_views
+from . import headline as headline_views
 from . import latency as latency_views
 from . import load as load_views
-from . import pts, qos, recovery, repeats
+from . import pts, qos, recovery, repeats, setup
 from .section import Registry, Section, table
 
 NOTEBOOK = "drive_review"
 SECTIONS = Registry(NOTEBOOK, once=True)
-#: findings of each section the key findings repeat
+#: findings of each section the key findings repeat, unless it names them (``Section.key``)
 PER_SECTION = 2
 
 
-@SECTIONS
-def setup_section(drive: DriveAnalysis) -> Section:
-    """Drive identity, host, versions and durations, the preconditioning, and the steps
-    left out (failed, or a file missing or unreadable)."""
-    manifest, summary = drive.results.manifest, drive.results.summary
-    parts = [
-        table(drive_facts(manifest, summary), "Drive and host"),
-        table(run_facts(manifest, summary), "Test"),
-    ]
-    sentences = []
-    fills = preconditioning_steps(drive.steps, drive.fills, manifest)
-    if fills:
-        filled = fill_totals(drive.steps, fills, manifest)
-        view = filled.select(
-            pl.col("step").alias("Step"),
-            pl.col("workload").alias("Workload"),
-            pl.col("passes").alias("Passes"),
-            pl.col("io_bytes").map_elements(format_bytes, return_dtype=pl.String).alias("Written"),
-            (pl.col("bw_bytes_s") / MB).alias("MB/s"),
-            pl.col("runtime_s").map_elements(format_duration, return_dtype=pl.String).alias("Time"),
-        )
-        parts.append(table(view, "Preconditioning", numeric=("Written", "Time")))
-        written = format_bytes(filled["io_bytes"].sum())
-        sentences.append(
-            f"The target was preconditioned by {len(fills)} size-based write step(s) "
-            f"({written} written) before the measurements."
-        )
-        sentences += _short_fills(filled, summary)
-    failed = [f"{line[0].upper()}{line[1:]}." for line in manifest.failures()]
-    damaged = [
-        f"Left out, as a file is missing or could not be read: {damage}."
-        for damage in drive.results.damaged
-    ]
-    return Section(sentences + failed + _interrupted(summary) + damaged, parts)
+setup_section = SECTIONS(setup.setup_section)
+headline_section = SECTIONS(headline_views.headline_section)
 
 
-def _short_fills(filled: pl.DataFrame, summary: pl.DataFrame) -> list[str]:
-    """A sentence per preconditioning step that ended at its time cap with less written than
-    its passes plan (:func:`~ssdlab.analysis.fill.cut_at_cap`; an interrupted step has its
-    own sentence)."""
-    stopped = set(summary.filter(pl.col("status") == "interrupted")["step_index"].to_list())
-    short = filled.filter(pl.col("cut_at_cap") & ~pl.col("step_index").is_in(stopped))
-    return [
-        f"{step} ended at its time cap ({format_duration(runtime_s)}) having written "
-        f"{format_bytes(io_bytes)} of its planned {format_bytes(planned)} "
-        f"({io_bytes / planned:.0%}): the drive is not preconditioned as the suite means, so "
-        "the figures after it may not be those of a preconditioned drive."
-        for step, planned, io_bytes, runtime_s in short.select(
-            "step", "planned_bytes", "io_bytes", "runtime_s"
-        ).iter_rows()
-    ]
-
-
-def _interrupted(summary: pl.DataFrame) -> list[str]:
-    """A sentence naming the steps stopped before their end (their figures cover only the
-    time they ran; the tables mark them)."""
-    stopped = (
-        summary.filter(pl.col("status") == "interrupted")
-        .group_by("step_index", "step")
-        .agg(pl.col("runtime_s").max())
-        .sort("step_index")
-    )
-    if not stopped.height:
-        return []
-    ran = ", ".join(
-        f"{step} after {format_duration(runtime_s)}"
-        for step, runtime_s in stopped.select("step", "runtime_s").iter_rows()
-    )
-    return [
-        f"{findings.count(stopped.height, 'step')} stopped before the end ({ran}): their "
-        "figures cover only the time they ran and are marked (interrupted) in the tables."
-    ]
+def _key(section: Section) -> list[str]:
+    """The findings of ``section`` the key findings repeat: its ``key``, else its first
+    :data:`PER_SECTION`."""
+    return section.findings[:PER_SECTION] if section.key is None else section.key
 
 
 @SECTIONS
 def key_findings(drive: DriveAnalysis) -> Section:
-    """The first findings of every section in :data:`KEY_FINDINGS`, as the review's summary
-    (the sections are built once: their cells show the same findings)."""
-    sentences = [s for build in KEY_FINDINGS for s in build(drive).findings[:PER_SECTION]]
+    """The key findings of every section in :data:`KEY_FINDINGS` (:func:`_key`), as the
+    review's summary (the sections are built once: their cells show the same findings)."""
+    sentences = [s for build in KEY_FINDINGS for s in _key(build(drive))]
     if not sentences:
         return Section(missing="No findings: the run has no classified workload.")
     return Section(sentences)
@@ -207,6 +139,7 @@ def qd_scaling_section(drive: DriveAnalysis) -> Section:
             "more queue depths."
         )
     points = with_intervals(points, drive.every_repeat)  # error bars of repeated steps
+    points = headline_views.with_engines(drive, points)
     power = drive.results.power.height > 0
     if power:
         points = points.join(
@@ -230,7 +163,7 @@ def qd_scaling_section(drive: DriveAnalysis) -> Section:
     ]
     view = points.select(
         pl.col("workload").alias("Workload"),
-        pl.col("qd_label").alias("QD"),
+        _ran_at().alias("QD"),
         pl.col("iops").alias("IOPS"),
         (pl.col("bw_bytes_s") / MB).alias("MB/s"),
         (pl.col("clat_mean_ns") / 1e3).alias("Mean µs"),
@@ -246,9 +179,81 @@ def qd_scaling_section(drive: DriveAnalysis) -> Section:
             else []
         ),
         pl.when(pl.col("at_95")).then(pl.lit("◆ 95 %")).otherwise(pl.lit("")).alias("Point"),
+        pl.col("step").alias("Step"),
     )
     parts.append(table(view, "Queue-depth scaling; ◆ marks the lowest QD with 95 % of the peak"))
-    return Section(findings.qd_scaling(points), parts)
+    sweeps = []
+    for (workload,), rows in points.group_by("workload", maintain_order=True):
+        said = headline_views.depth_sentence(workload, rows.drop_nulls("value"))
+        sweeps += [said] if said else findings.qd_scaling(rows)
+    return Section(sweeps + _measured_twice(drive, points), parts, key=sweeps)
+
+
+def _ran_at() -> pl.Expr:
+    """Each row's queue depth as fio ran it (:func:`~ssdlab.findings.ran_at`)."""
+    return pl.struct(pl.all()).map_elements(headline_views.ran_at, return_dtype=pl.String)
+
+
+def _measured_twice(drive: DriveAnalysis, points: pl.DataFrame) -> list[str]:
+    """For the section's points that two or more steps measured (``DriveAnalysis.
+    measured_twice``), the step it shows and why."""
+    twice = drive.measured_twice
+    if not twice.height or not points.height:
+        return []
+    shown = points.select("workload", "qd_label", used_step="step").unique()
+    keys = ["workload", "qd_label", "used_step"]
+    return [
+        f"{rephrase(row['workload'] + ' ' + row['qd_label'])} was measured by "
+        f"{findings.and_list([row['used_step'], *row['other_steps'].split(', ')])}; the "
+        f"figures shown are {row['used_step']}'s ({row['why']})."
+        for row in twice.join(shown, on=keys, how="semi").iter_rows(named=True)
+    ]
+
+
+def _mix_table(drive: DriveAnalysis, steps: pl.DataFrame, pattern: str) -> Any:
+    """The mix sweeps by read share: throughput and, with a power meter, average W and work
+    per watt (IOPS/W below 64K blocks, else MB/s/W) of every point; each row's average."""
+    rows = [steps.select("sweep", "read_pct", pl.col("metric").alias("Unit"), "value")]
+    power = drive.results.power.filter(pl.col("covered"))
+    if power.height:
+        watts = steps.join(
+            power.select("step_index", "avg_w", "iops_per_w", "mb_s_per_w"), on="step_index"
+        )
+        per_w = pl.col("metric") == "MB/s"
+        rows += [
+            watts.select(
+                "sweep", "read_pct", pl.lit("W").alias("Unit"), pl.col("avg_w").alias("value")
+            ),
+            watts.select(
+                "sweep",
+                "read_pct",
+                pl.when(per_w).then(pl.lit("MB/s/W")).otherwise(pl.lit("IOPS/W")).alias("Unit"),
+                pl.when(per_w).then("mb_s_per_w").otherwise("iops_per_w").alias("value"),
+            ),
+        ]
+    long = pl.concat(rows, how="vertical_relaxed")
+    order = {name: i for i, name in enumerate(steps["sweep"].unique(maintain_order=True))}
+    averages = long.group_by("sweep", "Unit", maintain_order=True).agg(
+        Average=pl.col("value").mean()
+    )
+    wide = long.pivot(on="read_pct", index=["sweep", "Unit"], values="value", sort_columns=False)
+    named = "test" if "test" in steps.columns else "step"  # a sweep's steps: its suite test
+    sources = steps.group_by("sweep").agg(
+        pl.col(named).fill_null(pl.col("step")).unique(maintain_order=True).str.join(", ")
+    )
+    view = (
+        wide.join(averages, on=["sweep", "Unit"], maintain_order="left")
+        .join(sources, on="sweep", how="left", maintain_order="left")
+        .sort(pl.col("sweep").replace_strict(order), maintain_order=True)
+        .select(
+            pl.col("sweep").alias("Sweep"),
+            "Unit",
+            *(pl.col(c).alias(f"{c} % reads") for c in wide.columns[2:]),
+            "Average",
+            pl.col(named).alias("Steps"),
+        )
+    )
+    return table(view, f"{pattern.capitalize()} mixes by read share (Steps: the suite's test)")
 
 
 def _mix_section(drive: DriveAnalysis, pattern: str) -> Section:
@@ -272,15 +277,16 @@ def _mix_section(drive: DriveAnalysis, pattern: str) -> Section:
                 f"{bs_label(bs)} {pattern} mixes",
             )
         )
-    wide = steps.pivot(on="read_pct", index=["sweep", "metric"], values="value", sort_columns=False)
-    view = wide.join(sweeps.select("sweep", "avg"), on="sweep").select(
-        pl.col("sweep").alias("Sweep"),
-        pl.col("metric").alias("Unit"),
-        *(pl.col(c).alias(f"{c} % reads") for c in wide.columns[2:]),
-        pl.col("avg").alias("Average"),
-    )
-    parts.append(table(view, f"{pattern.capitalize()} mixes by read share"))
-    return Section(findings.mix_sweeps(sweeps, steps), parts)
+    parts.append(_mix_table(drive, steps, pattern))
+    steps = headline_views.with_engines(drive, steps)
+    caveats = [
+        (sweep, headline_views.depth_caveat(rows.to_dicts()))
+        for (sweep,), rows in steps.group_by("sweep", maintain_order=True)
+    ]
+    said = pl.DataFrame(caveats, schema={"sweep": pl.String, "caveat": pl.String}, orient="row")
+    headlines = findings.mix_sweeps(sweeps.join(said, on="sweep", how="left"), steps)
+    named = steps.with_columns(**label_columns())
+    return Section(headlines + _measured_twice(drive, named), parts, key=headlines)
 
 
 @SECTIONS
@@ -293,6 +299,9 @@ def random_mix_section(drive: DriveAnalysis) -> Section:
 def sequential_mix_section(drive: DriveAnalysis) -> Section:
     """Sequential mix sweeps (see :func:`_mix_section`)."""
     return _mix_section(drive, "sequential")
+
+
+blocksize_section = SECTIONS(blocksize_views.blocksize_section)
 
 
 @SECTIONS
@@ -389,7 +398,16 @@ def power_section(drive: DriveAnalysis) -> Section:
     over_repeats = repeats.power_repeats_table(drive)
     if over_repeats is not None:
         parts.append(over_repeats)
-    return Section(findings.power(power), parts)
+    return Section(findings.power(power) + _idle(drive.results.power_idle), parts)
+
+
+def _idle(idle: pl.DataFrame) -> list[str]:
+    """A sentence per phase of the power trace outside the run (the drive idle)."""
+    return [
+        f"Idle {phase} ({findings.count(samples, 'sample')} over {format_duration(seconds)}): "
+        f"{avg_w:.2f} W on average ({min_w:.2f} W to {max_w:.2f} W)."
+        for phase, seconds, samples, avg_w, min_w, max_w in idle.iter_rows()
+    ]
 
 
 act_section = SECTIONS(act_views.act_section)
@@ -417,6 +435,7 @@ KEY_FINDINGS = (
     qd_scaling_section,
     random_mix_section,
     sequential_mix_section,
+    blocksize_section,
     latency_section,
     latency_over_time_section,
     load_section,

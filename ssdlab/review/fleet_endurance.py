@@ -8,6 +8,7 @@ The notebook ``fleet_endurance`` shows the sections in the order of :data:`SECTI
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 import altair as alt
@@ -19,7 +20,7 @@ from ..analysis.fleet_endurance import (
     OUTLIER_RATIO,
     FleetEndurance,
 )
-from ..charts import WIDTH, axis
+from ..charts import WIDTH, axis, present_scale
 from ..findings import count
 from ..tables import format_bytes
 from .section import Registry, Section, table
@@ -42,6 +43,11 @@ METRIC_NAMES = {
     "recent_waf": "recent WAF",
     "wear_pct_per_day": "wear rate (%/day)",
 }
+#: the model colours (Tableau 10, as vega's default scheme)
+PALETTE = (
+    "#4c78a8", "#f58518", "#e45756", "#72b7b2", "#54a24b",
+    "#eeca3b", "#b279a2", "#ff9da6", "#9d755d", "#bab0ac",
+)  # fmt: skip
 NO_NAND = (
     "no capture reports NAND writes (NAND bytes or pages: the OCP C0 log, Intel "
     "smart-log-add, vendor SMART attributes), and host writes alone give no write amplification"
@@ -64,18 +70,22 @@ def _drives(n: int, one: str, many: str) -> str:
     return f"{count(n, 'drive')} {one if n == 1 else many}"
 
 
-def _model_color(drives: pl.DataFrame) -> alt.Color:
-    """One colour per model group, the same in every chart of the report."""
+def _model_color(drives: pl.DataFrame, data: pl.DataFrame) -> alt.Color:
+    """One colour per model group, the same in every chart of the report; a chart's legend
+    names only the models its ``data`` holds."""
     groups = drives.select(_models(drives)).unique().sort("models")["models"].to_list()
     if OTHER_MODELS in groups:
         groups = [g for g in groups if g != OTHER_MODELS] + [OTHER_MODELS]
-    return alt.Color("models:N", title="Model", scale=alt.Scale(domain=groups))
+    colors = {g: PALETTE[i % len(PALETTE)] for i, g in enumerate(groups)}
+    return alt.Color("models:N", title="Model", scale=present_scale(colors, data["models"]))
 
 
 def binned(drives: pl.DataFrame, column: str) -> pl.DataFrame:
     """Drives per bar of ``column`` and model (``models``, ``start``, ``end``, ``drives``):
-    :data:`BINS` equal bars from the lowest value to the :data:`HISTOGRAM_QUANTILE`, values
-    above counted in the last bar."""
+    equal bars (Sturges' number for the drives known, at most :data:`BINS`) from the lowest
+    value to the :data:`HISTOGRAM_QUANTILE`, values above counted in the last bar; when
+    every drive has the same value, one narrow bar centred on it (a tenth of its leading
+    digit's place wide: 1.25 -> 1.2 to 1.3)."""
     known = drives.filter(pl.col(column).is_not_null() & pl.col(column).is_finite())
     if not known.height:
         return pl.DataFrame(
@@ -88,8 +98,13 @@ def binned(drives: pl.DataFrame, column: str) -> pl.DataFrame:
         )
     low = known[column].min()
     high = known[column].quantile(HISTOGRAM_QUANTILE, "higher")
-    width = (high - low) / BINS if high > low else 1.0
-    index = ((pl.col(column) - low) / width).floor().clip(0, BINS - 1)
+    bins = min(BINS, math.ceil(math.log2(known.height)) + 1)
+    if high > low:
+        width = (high - low) / bins
+    else:
+        width = 10.0 ** (math.floor(math.log10(abs(low))) - 1) if low else 0.1
+        low -= width / 2
+    index = ((pl.col(column) - low) / width).floor().clip(0, bins - 1)
     return (
         known.select(_models(drives), index.alias("bin"))
         .group_by("models", "bin")
@@ -106,14 +121,15 @@ def binned(drives: pl.DataFrame, column: str) -> pl.DataFrame:
 
 def _histogram(drives: pl.DataFrame, column: str, title: str, unit: str) -> alt.Chart:
     """Stacked bars of :func:`binned`, one colour per model."""
+    data = binned(drives, column)
     return (
-        alt.Chart(binned(drives, column))
+        alt.Chart(data)
         .mark_bar()
         .encode(
             x=alt.X("start:Q", bin="binned", title=unit, axis=axis(WIDTH - 200)),
             x2="end:Q",
             y=alt.Y("sum(drives):Q", title="Drives", axis=axis()),
-            color=_model_color(drives),
+            color=_model_color(drives, data),
             tooltip=[
                 alt.Tooltip("models:N", title="Model"),
                 alt.Tooltip("start:Q", title="From", format=".3~f"),
@@ -283,7 +299,7 @@ def wearout_section(fleet: FleetEndurance) -> Section:
         .encode(
             x=alt.X("year:O", title="Projected wear-out (year)", sort=None),
             y=alt.Y("sum(drives):Q", title="Drives", axis=axis()),
-            color=_model_color(drives),
+            color=_model_color(drives, years),
             tooltip=["year:O", alt.Tooltip("models:N", title="Model"), "drives:Q"],
         )
         .properties(width=WIDTH - 200, height=220, title="Drives by year of projected wear-out")

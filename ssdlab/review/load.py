@@ -24,7 +24,7 @@ if TYPE_CHECKING:
 #: the latency series of the hockey stick, by column
 STATS = {"lat_p50_ns": "p50", "lat_p99_ns": "p99", "lat_p99_99_ns": "p99.99"}
 NO_SWEEPS = (
-    "No load sweeps: the run has no rate-limited steps (a suite step with `sweep`, as in the "
+    "No load sweeps: the run has no rate-limited steps (a suite step with a sweep item, as in the "
     "latency-load suite)."
 )
 

@@ -34,15 +34,8 @@ from ..analysis.pts import (
 from ..analysis.steady_state import SteadyState
 from ..console import plural
 from ..phrases import parse_qd, qd_phrase, rephrase, workload_phrase
-from ..tables import (
-    format_bw,
-    format_bytes,
-    format_duration,
-    format_iops,
-    format_latency,
-    format_number,
-)
-from ..units import MB, bs_label, format_capacity
+from ..tables import format_bw, format_bytes, format_iops, format_latency, format_number
+from ..units import MB, bs_label, format_capacity, format_duration
 from .section import Section, table
 
 #: per tracked metric: the factor to display units, the unit, and what it is

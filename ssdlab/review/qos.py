@@ -13,7 +13,7 @@ from ..analysis.drive import DriveAnalysis
 from ..findings import count, format_value
 from ..qos.judge import FAIL, NO_STEP, PASS, UNKNOWN, judge, matched
 from ..qos.profile import Profile, builtin_profiles, load_profile
-from ..tables import BEYOND_MARK, format_latency, format_percentile
+from ..tables import BEYOND_MARK, format_percentile, latency_cells, latency_in, table_latency_unit
 from .section import Section, table
 
 #: failures the findings name one by one; the rest are counted
@@ -29,18 +29,19 @@ class QosReview:
     profile: str | Path | Profile | None = None
 
 
-def _measure(value: float | None, unit: str) -> str:
+def _measure(value: float | None, unit: str, latency_unit: str | None = None) -> str:
     if value is None or value != value:
         return "–"
     if unit == "ns":
-        return format_latency(value)
+        return latency_in(value, latency_unit)
     return format_value(value, unit)
 
 
-def limit_text(row: dict[str, Any]) -> str:
+def limit_text(row: dict[str, Any], latency_unit: str | None = None) -> str:
     """``p99.99 ≤ 2.5 ms``, ``max ≤ 10 ms``, ``≥ 1,000 IOPS per TB``, ``over 1 ms < 5.00 %
-    per slice``."""
-    limit, comparison = _measure(row["limit"], row["unit"]), row["comparison"]
+    per slice``; latencies in ``latency_unit`` when given (a table's one unit)."""
+    limit = _measure(row["limit"], row["unit"], latency_unit)
+    comparison = row["comparison"]
     if row["unit"] == "ns":
         return f"{row['limit_name']} {comparison} {limit}"
     if row["unit"] == "%":
@@ -48,16 +49,23 @@ def limit_text(row: dict[str, Any]) -> str:
     return f"{comparison} {limit}"
 
 
-def measured_text(row: dict[str, Any]) -> str:
-    """The measured value; a percentile with the I/Os beyond it (:func:`format_percentile`)."""
+def measured_text(row: dict[str, Any], latency_unit: str | None = None) -> str:
+    """The measured value; a percentile with the I/Os beyond it (:func:`format_percentile`);
+    latencies in ``latency_unit`` when given."""
     if row["percentile"] is not None and row["measured"] is not None:
-        return format_percentile(row["measured"], row["percentile"], row["ios"])
-    return _measure(row["measured"], row["unit"])
+        return format_percentile(
+            row["measured"], row["percentile"], row["ios"], lambda v: latency_in(v, latency_unit)
+        )
+    return _measure(row["measured"], row["unit"], latency_unit)
 
 
 def verdict_view(verdicts: pl.DataFrame) -> pl.DataFrame:
     """The verdicts as a table for people: Target, Step, Dir, Limit, Measured, Verdict,
     Note (every cell text)."""
+    latencies = verdicts.filter(pl.col("unit") == "ns")
+    unit = table_latency_unit(
+        latencies.select(limit=latency_cells("limit"), measured=latency_cells("measured"))
+    )
     rows = []
     for row in verdicts.iter_rows(named=True):
         if row["verdict"] == NO_STEP:
@@ -68,8 +76,8 @@ def verdict_view(verdicts: pl.DataFrame) -> pl.DataFrame:
                 row["target"],
                 row["step"],
                 row["direction"] or "all",
-                limit_text(row),
-                measured_text(row),
+                limit_text(row, unit),
+                measured_text(row, unit),
                 row["verdict"],
                 row["note"] or "",
             )
@@ -125,7 +133,8 @@ def verdict_findings(profile: Profile, verdicts: pl.DataFrame) -> list[str]:
         )
     no_step = verdicts.filter(pl.col("verdict") == NO_STEP)["target"].to_list()
     if no_step:
-        sentences.append(f"No step matched target(s) {', '.join(no_step)}.")
+        targets = "target" if len(no_step) == 1 else "targets"
+        sentences.append(f"No step matched the {targets} {', '.join(no_step)}.")
     return sentences
 
 

@@ -23,8 +23,8 @@ from ..analysis.recovery import (
     host_idle_recovery,
 )
 from ..phrases import rephrase
-from ..tables import format_bw, format_bytes, format_duration, format_iops
-from ..units import MB
+from ..tables import format_bw, format_bytes, format_iops
+from ..units import MB, format_duration
 from .section import Section, table
 
 HEIGHT = 260

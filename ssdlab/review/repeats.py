@@ -20,7 +20,7 @@ from ..analysis.repeats import (
 from ..charts import ACCENT, WIDTH, axis
 from ..findings import count
 from ..phrases import rephrase
-from ..tables import format_interval, format_latency, format_number, format_unit
+from ..tables import format_interval, format_latency, format_number, format_unit, latency_cells
 from ..units import MB
 from .section import Section, table
 
@@ -83,12 +83,7 @@ def latency_repeats_table(found: pl.DataFrame) -> Any | None:
     :func:`~ssdlab.analysis.repeats.percentile_intervals`; None without repeats."""
     if not found.height:
         return None
-    cells = found.with_columns(
-        cell=pl.struct("median_ns", "lo95_ns", "hi95_ns").map_elements(
-            lambda r: format_interval(r["median_ns"], r["lo95_ns"], r["hi95_ns"], format_latency),
-            return_dtype=pl.String,
-        )
-    )
+    cells = found.with_columns(cell=latency_cells("median_ns", low="lo95_ns", high="hi95_ns"))
     names = list(LATENCY_PERCENTILES)
     view = (
         cells.pivot(on="name", index=["series", "repeats"], values="cell", sort_columns=False)

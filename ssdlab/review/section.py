@@ -25,6 +25,9 @@ def findings_html(sentences: Sequence[str]) -> str:
 
 #: what a section whose every chart and table is empty says instead
 NO_ROWS = "No data: the run has no measured fio step for these charts and tables."
+#: the output metadata key marking a section shown as missing: an exported report drops its
+#: cell and heading (:func:`ssdlab.report.export.hide_missing`)
+MISSING_KEY = "ssdlab_missing"
 
 
 def table(frame: pl.DataFrame, caption: str | None = None, **options: Any) -> Any:
@@ -62,16 +65,20 @@ def is_empty(part: Any) -> bool:
 
 @dataclass
 class Section:
-    """What one report section shows: findings, then charts and tables, or what is missing."""
+    """What one report section shows: findings, then charts and tables, or what is missing.
+
+    ``key``: the findings a report's key findings repeat (None: its first ones)."""
 
     findings: list[str] = field(default_factory=list)
     parts: list[Any] = field(default_factory=list)
     missing: str | None = None
+    key: list[str] | None = None
 
     def __post_init__(self) -> None:
         shows_nothing = self.parts and all(is_empty(p) for p in self.parts)
+        self.parts = [p for p in self.parts if not is_empty(p)]  # no empty chart or table
         if self.missing is None and not self.findings and shows_nothing:
-            self.missing, self.parts = NO_ROWS, []
+            self.missing = NO_ROWS
 
     @property
     def charts(self) -> list[alt.TopLevelMixin]:
@@ -81,7 +88,8 @@ class Section:
         from IPython.display import HTML, display
 
         if self.missing is not None:
-            display(HTML(f'<p class="ssdlab-missing">{html.escape(self.missing)}</p>'))
+            shown = HTML(f'<p class="ssdlab-missing">{html.escape(self.missing)}</p>')
+            display(shown, metadata={MISSING_KEY: self.missing})
             return
         if self.findings:
             display(HTML(findings_html(self.findings)))

@@ -19,6 +19,10 @@ the columns below. Units follow the column names.
   false, ``reason`` saying why and null statistics (see :func:`~ssdlab.telemetry.power.step_power`).
 - ``power_trace``: the samples inside each step's window, ``t_s`` seconds since its start,
   averaged into 1-second bins (at most one row per second per step).
+- ``power_idle``: the samples of the trace outside the run, when it has any: ``before the
+  run`` (before the manifest was created: no target preparation, no fio) and ``after the run``
+  (after the last step ended: the drive may still be working off writes), each with
+  ``seconds``, ``samples`` and the average, least and most ``_w``.
 - ``endurance``: ``item``, ``value``, ``unit`` from the drive spec in the results directory
   (``drive.toml``, ``drive.yaml`` or ``drive.yml``, see :mod:`ssdlab.telemetry.endurance`) and
   the SMART snapshots: :data:`ENDURANCE_ITEMS` in that order, those that can be computed.
@@ -106,6 +110,14 @@ POWER_TRACE_SCHEMA = {
     "step": pl.String,
     "t_s": pl.Float64,
     "power_w": pl.Float64,
+}
+POWER_IDLE_SCHEMA = {
+    "phase": pl.String,
+    "seconds": pl.Float64,
+    "samples": pl.Int64,
+    "avg_w": pl.Float64,
+    "min_w": pl.Float64,
+    "max_w": pl.Float64,
 }
 ENDURANCE_SCHEMA = {"item": pl.String, "value": pl.Float64, "unit": pl.String}
 #: endurance items and their units, in frame order
@@ -337,6 +349,31 @@ def power_trace_frame(context: RunContext) -> pl.DataFrame:
             )
         )
     return pl.concat(parts)
+
+
+def power_idle_frame(context: RunContext) -> pl.DataFrame:
+    """Power outside the run, before it and after it (see the module docstring)."""
+    trace = context.once(_trace)
+    ended = [s.ended for s in context.manifest.steps if s.ended is not None]
+    if trace is None or not ended:
+        return pl.DataFrame(schema=POWER_IDLE_SCHEMA)
+    trace = trace.select("time_s", "power_w").drop_nulls()
+    phases = (
+        ("before the run", pl.col("time_s") < context.manifest.created.timestamp()),
+        ("after the run", pl.col("time_s") > max(ended).timestamp()),
+    )
+    rows = [
+        trace.filter(inside).select(
+            phase=pl.lit(phase),
+            seconds=pl.col("time_s").max() - pl.col("time_s").min(),
+            samples=pl.len().cast(pl.Int64),
+            avg_w=pl.col("power_w").mean(),
+            min_w=pl.col("power_w").min(),
+            max_w=pl.col("power_w").max(),
+        )
+        for phase, inside in phases
+    ]
+    return pl.concat(rows).filter(pl.col("samples") > 0).cast(POWER_IDLE_SCHEMA)  # type: ignore[arg-type]
 
 
 def _endurance_items(

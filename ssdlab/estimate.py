@@ -1,0 +1,234 @@
+"""How long a suite's steps take, for ``ssdlab plan`` and the live ETA of a run.
+
+A time-based step takes its ``startdelay`` + ramp + runtime. A size-based step (``loops``)
+ends when its planned bytes (:func:`~ssdlab.fio_options.planned_io_bytes`) are moved, so it
+takes bytes / rate, bounded by its time cap (``runtime_s``). The rate is measured in an
+earlier step of the run when one ran a like workload (:meth:`Rates.learned`): the same
+direction and access pattern, at the nearest block size, taken as ``min(its MB/s, its IOPS
+x this block)`` (a larger block is not counted faster, a smaller one not more IOPS). Else
+it is a conservative default for the target's class (:data:`DEFAULTS`). Every step also
+counts :data:`STEP_START_S` for fio's start and ssdlab's bookkeeping around it.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Literal
+
+import polars as pl
+
+from .fio_options import MIXED_BS_OPTIONS, SWEEP_OWN, planned_io_bytes
+from .manifest import TargetInfo
+from .suite import Rounds, Step, Suite, Sweep
+from .tables import format_bytes
+from .vocab import MIXED_RW, READ_RW, TRIM_RW
+
+__all__ = [
+    "DEFAULTS",
+    "RUN_START_S",
+    "STEP_START_S",
+    "Rate",
+    "Rates",
+    "StepTime",
+    "TargetClass",
+    "item_seconds",
+    "suite_seconds",
+    "target_class",
+    "workload_key",
+]
+
+TargetClass = Literal["memory", "file", "device"]
+
+#: seconds each step takes besides fio's I/O: fio's start and job setup, the job file, the
+#: manifest and fio's JSON read back (0.3 s to 0.65 s per step measured on a busy 2-core VM)
+STEP_START_S = 0.4
+#: seconds a run takes besides its steps: ssdlab's start, the target judged, locked and laid
+#: out (a new file target is written before its first step), the manifest and versions
+#: (benchmarks/bench_plan.py on a 2-core VM: under 1 s idle, 1.5 s to 3 s busy)
+RUN_START_S = 1.0
+
+
+@dataclass(frozen=True)
+class ClassRate:
+    """A target class's default rates: MB/s (bytes/s) and IOPS of sequential and random
+    I/O; a step's rate is the lower of its MB/s and IOPS x its block."""
+
+    bw_bytes_s: float
+    seq_iops: float
+    rand_iops: float
+    label: str
+
+
+#: conservative rates by target class, for a size-based step no earlier step measured: a
+#: file in memory (tmpfs, ramfs, or a file system without O_DIRECT: the page cache); a file
+#: on a disk's file system; a block device (a SATA SSD's sustained writes, below any NVMe)
+DEFAULTS: dict[TargetClass, ClassRate] = {
+    "memory": ClassRate(1e9, 250_000, 100_000, "a file in memory"),
+    "file": ClassRate(300e6, 50_000, 20_000, "a file on disk"),
+    "device": ClassRate(300e6, 50_000, 20_000, "a block device"),
+}
+#: file systems whose files live in memory
+MEMORY_FS = frozenset({"tmpfs", "ramfs"})
+#: options that hold a step below what the target can do: its rate is no measure of it
+_HELD = frozenset({*SWEEP_OWN, "thinktime", "thinktime_iotime", "startdelay"})
+_TIME = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*(us|ms|s|m|h|d)?\s*$", re.IGNORECASE)
+_UNIT_S = {"us": 1e-6, "ms": 1e-3, "s": 1.0, "m": 60.0, "h": 3600.0, "d": 86400.0}
+
+
+def target_class(target: TargetInfo | None) -> TargetClass:
+    """The class of ``target`` (None: not known here, a fio server's: a device, the slower
+    guess): a block device, a file in memory (its file system is tmpfs/ramfs or takes no
+    O_DIRECT), or a file on disk."""
+    if target is None or target.kind == "block":
+        return "device"
+    if not target.direct_supported:
+        return "memory"
+    from .sysinfo import file_system
+
+    path = Path(target.path).absolute()
+    for place in (path, *path.parents):  # a file not made yet: the directory it goes in
+        with contextlib.suppress(OSError):
+            return "memory" if file_system(place).type in MEMORY_FS else "file"
+    return "file"
+
+
+def workload_key(step: Step) -> tuple[str, str]:
+    """What rates are matched by: the direction (a mix with its read share) and pattern."""
+    rw = step.rw
+    kind = (
+        "read"
+        if rw in READ_RW
+        else "trim"
+        if rw in TRIM_RW
+        else f"mix{step.rwmixread}"
+        if rw in MIXED_RW
+        else rw.removeprefix("rand")
+    )
+    return kind, "rand" if rw.startswith("rand") else "seq"
+
+
+def startdelay_s(step: Step) -> float:
+    """fio's ``startdelay`` of ``step`` in seconds (a range's longest; 0 without one, or
+    when fio's notation is not a plain time)."""
+    value = str(step.options.get("startdelay", 0)).split("-")[-1]
+    found = _TIME.match(value)
+    return float(found[1]) * _UNIT_S[(found[2] or "s").lower()] if found else 0.0
+
+
+@dataclass(frozen=True)
+class Rate:
+    """A rate in bytes/s and where it comes from (``measured in step X``, or a default)."""
+
+    bytes_s: float
+    source: str
+
+
+@dataclass(frozen=True)
+class Measured:
+    """A finished step's rate: bytes/s and IOPS over its fio runtime, its block size."""
+
+    step: str
+    bs_bytes: int
+    bw_bytes_s: float
+    iops: float
+
+
+@dataclass(frozen=True)
+class StepTime:
+    """A step's estimate: ``seconds`` (with :data:`STEP_START_S`); for a size-based step
+    with known bytes, ``planned_bytes`` at ``rate`` and ``capped`` when its time cap is the
+    shorter."""
+
+    seconds: float
+    planned_bytes: int | None = None
+    rate: Rate | None = None
+    capped: bool = False
+
+    def describe(self) -> str:
+        """How a size-based step's estimate was made, for a plan's table: ``2.15 GB at
+        300 MB/s, default for a file on disk`` ('' for another step)."""
+        if self.planned_bytes is None or self.rate is None:
+            return ""
+        said = (
+            f"{format_bytes(self.planned_bytes)} at {format_bytes(self.rate.bytes_s)}/s, "
+            f"{self.rate.source}"
+        )
+        return said + ("; its time cap ends it first" if self.capped else "")
+
+
+@dataclass(frozen=True)
+class Rates:
+    """The rates a run's size-based steps are estimated with: the target's class and size
+    (bytes; None when not known) and what earlier steps measured, by :func:`workload_key`."""
+
+    target_class: TargetClass
+    target_bytes: int | None
+    measured: Mapping[tuple[str, str], tuple[Measured, ...]] = field(default_factory=dict)
+
+    @classmethod
+    def of(cls, target: TargetInfo | None, size_bytes: int | None = None) -> Rates:
+        """Default rates for ``target`` (``size_bytes`` when it does not say its size)."""
+        size = target.size_bytes if target and target.size_bytes else size_bytes
+        return cls(target_class(target), size)
+
+    def rate(self, step: Step) -> Rate:
+        """``step``'s rate: measured at the nearest block size of a like workload, else the
+        class default (see the module documentation)."""
+        bs = step.bs_bytes
+        if like := self.measured.get(workload_key(step)):
+            near = min(like, key=lambda m: (abs(m.bs_bytes - bs), -m.bs_bytes))
+            return Rate(min(near.bw_bytes_s, near.iops * bs), f"measured in step {near.step}")
+        default = DEFAULTS[self.target_class]
+        iops = default.rand_iops if workload_key(step)[1] == "rand" else default.seq_iops
+        return Rate(min(default.bw_bytes_s, iops * bs), f"default for {default.label}")
+
+    def step_time(self, step: Step) -> StepTime:
+        """How long ``step`` takes (see the module documentation)."""
+        fixed = STEP_START_S + startdelay_s(step) + step.ramp_s
+        # mixed block sizes change only the last partial block of each pass: close enough
+        whole = {k: v for k, v in step.options.items() if k not in MIXED_BS_OPTIONS}
+        passes = step if whole == step.options else step.model_copy(update={"options": whole})
+        planned = planned_io_bytes(passes, self.target_bytes)
+        if planned is None:  # time-based, or its bytes are not known: its time (cap)
+            return StepTime(fixed + (step.runtime_s or 0.0))
+        rate = self.rate(step)
+        seconds = planned / rate.bytes_s if rate.bytes_s > 0 else float("inf")
+        capped = step.runtime_s is not None and step.runtime_s < seconds
+        return StepTime(fixed + min(seconds, step.runtime_s or seconds), planned, rate, capped)
+
+    def seconds(self, step: Step) -> float:
+        return self.step_time(step).seconds
+
+    def learned(self, step: Step, jobs: pl.DataFrame) -> Rates:
+        """These rates and the one ``step`` measured (fio's per-direction rows ``jobs``:
+        bytes and I/Os over the longest runtime); unchanged for a step held below what the
+        target does or one that moved nothing."""
+        runtime = float(jobs["runtime_s"].max() or 0) if jobs.height else 0.0
+        moved = int(jobs["io_bytes"].sum()) if jobs.height else 0
+        if not _HELD.isdisjoint(step.options) or runtime <= 0 or moved <= 0:
+            return self
+        new = Measured(step.name, step.bs_bytes, moved / runtime, jobs["total_ios"].sum() / runtime)
+        key = workload_key(step)
+        kept = tuple(m for m in self.measured.get(key, ()) if m.bs_bytes != step.bs_bytes)
+        return replace(self, measured={**self.measured, key: (*kept, new)})
+
+
+def item_seconds(item: Step | Rounds | Sweep, rates: Rates, *, most: bool = True) -> float:
+    """Seconds of one suite item: a round block at its ``max`` rounds (``most``) or its
+    window, a load sweep's every run."""
+    if isinstance(item, Rounds):
+        rounds = item.max if most else item.window
+        return rounds * sum(rates.seconds(s) for s in item.steps)
+    if isinstance(item, Sweep):
+        return item.runs * rates.seconds(item.workload)
+    return rates.seconds(item)
+
+
+def suite_seconds(suite: Suite, rates: Rates, *, most: bool = True) -> float:
+    """Seconds of ``suite`` with ``rates``: every round block at its ``max`` rounds
+    (``most``, what a run plans for) or steady after its first window."""
+    return sum(item_seconds(item, rates, most=most) for item in suite.steps)

@@ -1,0 +1,116 @@
+"""Size-based steps are estimated from their bytes and a rate, never from their time cap
+alone: a rate an earlier step measured (fio's own bytes over its runtime), else the target
+class's default; the cap still bounds it; the plan and the run's display use the estimate."""
+
+from __future__ import annotations
+
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from ssdlab.estimate import DEFAULTS, RUN_START_S, STEP_START_S, Rates, target_class
+from ssdlab.io.fio_json import read_fio_json
+from ssdlab.manifest import TargetInfo
+from ssdlab.plan import plan
+from ssdlab.runner import RunOptions
+from ssdlab.suite import Step
+
+MIB = 2**20
+
+SIZED = """
+name = "sized"
+
+[[steps]]
+name = "fill-seq-write-128k"
+rw = "write"
+bs = "128k"
+size = "100%"
+loops = 3
+runtime_s = 86400
+ioengine = "null"
+
+[[steps]]
+name = "read-4k"
+rw = "randread"
+bs = "4k"
+size = "8m"
+runtime_s = 2
+ramp_s = 0.5
+ioengine = "null"
+"""
+
+
+def _fio_jobs(tmp_path: Path, rw: str, bs: str) -> object:
+    """fio's rows of a real, tiny null-engine run of ``rw`` at ``bs``."""
+    out = tmp_path / f"{rw}-{bs}.json"
+    subprocess.run(
+        ["fio", "--name=m", "--ioengine=null", f"--rw={rw}", f"--bs={bs}", "--size=64m",
+         "--output-format=json+", f"--output={out}"],
+        check=True, capture_output=True,
+    )  # fmt: skip
+    return read_fio_json(out).jobs
+
+
+def _step(**update: object) -> Step:
+    given = {"name": "fill", "rw": "write", "bs": "128k", "size": "32m", "loops": 2}
+    return Step.model_validate(given | {"runtime_s": 86400, "ioengine": "null"} | update)
+
+
+def test_a_measured_rate_gives_bytes_over_rate_and_the_cap_bounds_it(tmp_path: Path) -> None:
+    jobs = _fio_jobs(tmp_path, "write", "128k")
+    moved, runtime = int(jobs["io_bytes"].sum()), float(jobs["runtime_s"].max())
+    measured = Step.model_validate(
+        {"name": "m", "rw": "write", "bs": "128k", "runtime_s": 1, "ioengine": "null"}
+    )
+    rates = Rates.of(None, 2**30).learned(measured, jobs)
+    fill = rates.step_time(_step())
+    assert fill.planned_bytes == 2 * 32 * MIB
+    assert fill.rate is not None and fill.rate.bytes_s == pytest.approx(moved / runtime)
+    assert fill.seconds == pytest.approx(STEP_START_S + 2 * 32 * MIB * runtime / moved)
+    assert "measured in step m" in fill.describe() and not fill.capped
+    capped = rates.step_time(_step(runtime_s=1e-6, size="1g"))  # the cap ends it first
+    assert capped.capped and capped.seconds == pytest.approx(STEP_START_S + 1e-6)
+    # a smaller block: no more IOPS than measured; another direction: the class default
+    small = rates.rate(_step(bs="4k"))
+    iops = float(jobs["total_ios"].sum()) / runtime
+    assert small.bytes_s == pytest.approx(min(moved / runtime, iops * 4096))
+    read = rates.rate(_step(rw="read"))
+    assert read.bytes_s == DEFAULTS["device"].bw_bytes_s and "default" in read.source
+    # a rate-limited step measures its limit, not the target: not learned
+    held = measured.model_copy(update={"options": {"rate": "1m"}})
+    assert Rates.of(None, 2**30).learned(held, jobs).measured == {}
+
+
+def test_target_classes_and_their_defaults(tmp_path: Path) -> None:
+    file = TargetInfo(path=str(tmp_path / "not-yet.bin"), kind="file")
+    assert target_class(file) == "file"  # tmp_path is on a disk's file system here
+    assert target_class(file.model_copy(update={"direct_supported": False})) == "memory"
+    assert target_class(TargetInfo(path="/dev/loop9", kind="block")) == "device"
+    shm = Path("/dev/shm")
+    if shm.is_dir():
+        assert target_class(TargetInfo(path=str(shm / "x.bin"), kind="file")) == "memory"
+    rates = Rates.of(file, 64 * MIB)
+    assert rates.seconds(_step(rw="randwrite", bs="4k", size="100%", loops=1)) == pytest.approx(
+        STEP_START_S + 64 * MIB / (DEFAULTS["file"].rand_iops * 4096)
+    )
+    delayed = _step(loops=None, runtime_s=2, options={"startdelay": "1m"})
+    assert rates.seconds(delayed) == pytest.approx(STEP_START_S + 60 + 2)
+
+
+def test_the_plan_estimates_size_based_steps_from_their_bytes(tmp_path: Path) -> None:
+    suite = tmp_path / "sized.toml"
+    suite.write_text(SIZED)
+    planned = plan(RunOptions(suite, tmp_path / "out", target_size=32 * MIB))
+    estimate = planned.estimate
+    assert planned.problems == [] and estimate.target_class == "file"
+    assert estimate.from_bytes == ["fill-seq-write-128k"]
+    fill = estimate.steps["fill-seq-write-128k"]
+    rate = DEFAULTS["file"].bw_bytes_s
+    assert fill.planned_bytes == 3 * 32 * MIB and not fill.capped
+    assert fill.seconds == pytest.approx(STEP_START_S + 3 * 32 * MIB / rate)
+    read = estimate.steps["read-4k"]
+    assert read.planned_bytes is None and read.seconds == pytest.approx(STEP_START_S + 2.5)
+    total = RUN_START_S + fill.seconds + read.seconds  # and the run's own start, once
+    assert estimate.seconds == pytest.approx(total) == estimate.steady_s
+    assert estimate.seconds < 60  # not the fill's 24-hour cap
