@@ -24,7 +24,7 @@ from pathlib import Path
 
 from ssdlab.plan import plan
 from ssdlab.runner import RunOptions
-from ssdlab.units import parse_capacity
+from ssdlab.units import format_hms, parse_capacity
 
 #: feasible in a few minutes each on a 2-core VM; fill waits idle_s unscaled, so it is cut
 CASES = (
@@ -37,11 +37,6 @@ CASES = (
     "jesd219-enterprise@0.01@32m@segments=3",
     "snia-hir@0.01",
 )
-
-
-def _hms(seconds: float) -> str:
-    s = round(seconds)
-    return f"{s // 3600}:{s % 3600 // 60:02d}:{s % 60:02d}"
 
 
 def run_case(case: str, work: Path) -> tuple[float, float, float]:
@@ -74,9 +69,10 @@ def main() -> None:
     with tempfile.TemporaryDirectory(prefix="bench-plan-", dir=args.dir) as tmp:
         for case in args.cases.split(","):
             most, steady, real = run_case(case, Path(tmp))
-            early = _hms(steady) if steady < most else ""
+            early = format_hms(steady) if steady < most else ""
             print(
-                f"{case:42} {_hms(most):>9} {early:>9} {_hms(real):>9} {real / most:>9.2f}",
+                f"{case:42} {format_hms(most):>9} {early:>9} {format_hms(real):>9} "
+                f"{real / most:>9.2f}",
                 flush=True,
             )
 

@@ -13,7 +13,6 @@ counts :data:`STEP_START_S` for fio's start and ssdlab's bookkeeping around it.
 from __future__ import annotations
 
 import contextlib
-import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -25,6 +24,7 @@ from .fio_options import MIXED_BS_OPTIONS, SWEEP_OWN, planned_io_bytes
 from .manifest import TargetInfo
 from .suite import Rounds, Step, Suite, Sweep
 from .tables import format_bytes
+from .units import fio_seconds
 from .vocab import MIXED_RW, READ_RW, TRIM_RW
 
 __all__ = [
@@ -72,11 +72,8 @@ DEFAULTS: dict[TargetClass, ClassRate] = {
     "device": ClassRate(300e6, 50_000, 20_000, "a block device"),
 }
 #: file systems whose files live in memory
-MEMORY_FS = frozenset({"tmpfs", "ramfs"})
 #: options that hold a step below what the target can do: its rate is no measure of it
 _HELD = frozenset({*SWEEP_OWN, "thinktime", "thinktime_iotime", "startdelay"})
-_TIME = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*(us|ms|s|m|h|d)?\s*$", re.IGNORECASE)
-_UNIT_S = {"us": 1e-6, "ms": 1e-3, "s": 1.0, "m": 60.0, "h": 3600.0, "d": 86400.0}
 
 
 def target_class(target: TargetInfo | None) -> TargetClass:
@@ -87,12 +84,12 @@ def target_class(target: TargetInfo | None) -> TargetClass:
         return "device"
     if not target.direct_supported:
         return "memory"
-    from .sysinfo import file_system
+    from .sysinfo import MEMORY_FS_TYPES, file_system
 
     path = Path(target.path).absolute()
     for place in (path, *path.parents):  # a file not made yet: the directory it goes in
         with contextlib.suppress(OSError):
-            return "memory" if file_system(place).type in MEMORY_FS else "file"
+            return "memory" if file_system(place).type in MEMORY_FS_TYPES else "file"
     return "file"
 
 
@@ -114,9 +111,7 @@ def workload_key(step: Step) -> tuple[str, str]:
 def startdelay_s(step: Step) -> float:
     """fio's ``startdelay`` of ``step`` in seconds (a range's longest; 0 without one, or
     when fio's notation is not a plain time)."""
-    value = str(step.options.get("startdelay", 0)).split("-")[-1]
-    found = _TIME.match(value)
-    return float(found[1]) * _UNIT_S[(found[2] or "s").lower()] if found else 0.0
+    return fio_seconds(str(step.options.get("startdelay", 0)).split("-")[-1], 1.0) or 0.0
 
 
 @dataclass(frozen=True)

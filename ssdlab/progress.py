@@ -32,14 +32,10 @@ from rich.progress import BarColumn, Progress, TaskID, TaskProgressColumn, TextC
 from .console import lossy_stderr
 from .fio import FioStatus
 from .tables import format_bw, format_bytes, format_iops, format_latency
+from .units import format_hms
 
 #: seconds between refreshes of the time-based progress
 TICK_S = 0.5
-
-
-def _hms(seconds: float) -> str:
-    s = max(0, round(seconds))
-    return f"{s // 3600}:{s % 3600 // 60:02d}:{s % 60:02d}"
 
 
 def _rate(iops: float | None, bw: float | None) -> str:
@@ -94,7 +90,7 @@ class RunDisplay:
             refresh_per_second=4,
         )
         self._suite: TaskID = self._progress.add_task(
-            title, total=self._total_s or None, eta=_hms(self._total_s), live=""
+            title, total=self._total_s or None, eta=format_hms(self._total_s), live=""
         )
         self._step: TaskID | None = None
         self._stop = threading.Event()
@@ -170,12 +166,12 @@ class RunDisplay:
             if self._step is not None:
                 self._progress.remove_task(self._step)
             self._step = self._progress.add_task(
-                label, total=planned_s or None, eta=_hms(planned_s), live=""
+                label, total=planned_s or None, eta=format_hms(planned_s), live=""
             )
             self._refresh()
         if not self.live:  # a plan under a second is not "0:00:00"
             of = f" for {format_bytes(planned_bytes)}" if planned_bytes else ""
-            self.print(f"{label}: running (planned {_hms(math.ceil(planned_s))}{of})")
+            self.print(f"{label}: running (planned {format_hms(math.ceil(planned_s))}{of})")
 
     def fio_status(self, status: FioStatus) -> None:
         """fio's live status line of the running step."""
@@ -215,7 +211,7 @@ class RunDisplay:
                 task,
                 total=None if status.percent is None else 100,  # None: unchanged
                 completed=status.percent or 0,
-                eta=_hms(status.eta_s) if status.eta_s is not None else "?",
+                eta=format_hms(status.eta_s) if status.eta_s is not None else "?",
                 live=_rate(status.iops, status.bw_bytes_s),
             )
             self._refresh()
@@ -240,7 +236,7 @@ class RunDisplay:
             self._step_percent = None
             self._clear_hosts()
             if self._step is not None:
-                self._progress.update(self._step, completed=self._step_planned, eta=_hms(0))
+                self._progress.update(self._step, completed=self._step_planned, eta=format_hms(0))
             self._refresh()
 
     def step_fraction(self) -> float | None:
@@ -280,12 +276,12 @@ class RunDisplay:
                         sum(s.iops or 0 for s in rates), sum(s.bw_bytes_s or 0 for s in rates)
                     )
                     live = f"{live}  {total}" if live else total
-                self._progress.update(self._step, completed=done, eta=_hms(left), live=live)
+                self._progress.update(self._step, completed=done, eta=format_hms(left), live=live)
             running = self._step_started is not None
             after = max(0.0, self._total_s - self._done_s - (self._step_planned if running else 0))
             self._progress.update(
                 self._suite,
                 total=self._total_s or None,
                 completed=min(self._total_s, self._done_s + done),
-                eta=_hms(after + left),
+                eta=format_hms(after + left),
             )

@@ -55,6 +55,10 @@ class HostInfo(BaseModel):
     virtualization: str | None = None
 
 
+#: file systems whose files live in memory (no figure of such a file describes a drive)
+MEMORY_FS_TYPES = frozenset({"tmpfs", "ramfs"})
+
+
 class FileSystem(BaseModel):
     """The file system holding a file target, from the mount of its device number in
     /proc/self/mountinfo (``type`` and ``source`` None when no mount has that number)."""

@@ -257,9 +257,13 @@ def table_latency_unit(frame: pl.DataFrame) -> str | None:
             found.append(frame[name].cast(pl.Float64) * LATENCY_UNITS[unit])
         elif _is_latency(dtype):
             found.append(frame[name].struct.field("ns"))
-    if not found:
-        return None
-    values = pl.concat(found).drop_nulls().drop_nans()
+    return latency_unit(pl.concat(found)) if found else None
+
+
+def latency_unit(ns: pl.Series) -> str:
+    """The one unit latencies ``ns`` are written in: ``ms`` when every one (above 0) is 1 ms
+    or more, else ``µs``."""
+    values = ns.cast(pl.Float64).drop_nulls().drop_nans()
     low = values.filter(values > 0).min()
     return "ms" if low is not None and low >= LATENCY_UNITS["ms"] else "µs"
 

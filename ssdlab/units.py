@@ -105,6 +105,28 @@ def qd_label(iodepth: int, numjobs: int = 1) -> str:
     return f"QD{iodepth * numjobs} ({numjobs} × {iodepth})"
 
 
+def fio_seconds(value: object, default_unit: float) -> float | None:
+    """A fio time value in seconds: ``5s``, ``500ms``, ``2m``, or a number in
+    ``default_unit`` seconds (``thinktime``: 1e-6; ``thinktime_iotime``, ``startdelay``: 1)."""
+    text = str(value).strip().lower()
+    units = {"us": 1e-6, "ms": 1e-3, "s": 1.0, "m": 60.0, "h": 3600.0, "d": 86400.0}
+    scale = default_unit
+    for suffix, factor in units.items():
+        if text.endswith(suffix) and text[: -len(suffix)].replace(".", "", 1).isdigit():
+            text, scale = text[: -len(suffix)], factor
+            break
+    try:
+        return float(text) * scale
+    except ValueError:
+        return None
+
+
+def format_hms(seconds: float) -> str:
+    """``0:00:06``, ``2:55:40``: a plan's or an ETA's time, whole seconds (never negative)."""
+    s = max(0, round(seconds))
+    return f"{s // 3600}:{s % 3600 // 60:02d}:{s % 60:02d}"
+
+
 def format_duration(seconds: float) -> str:
     """``0.6 s``, ``18 s``, ``30 min``, ``2 h 05 min``."""
     if seconds < 10:

@@ -17,9 +17,10 @@ import polars as pl
 
 from ..fio_options import planned_io_bytes
 from ..manifest import Manifest
+from ..units import fio_seconds
 from .endurance import jesd219_steps
 from .pts import step_series, wsat_steps
-from .recovery import fio_seconds, first_run
+from .recovery import first_run
 
 #: the windows whose median is the initial (cached) speed
 HEAD_WINDOWS = 5

@@ -26,6 +26,7 @@ from dataclasses import dataclass
 import polars as pl
 
 from ..manifest import Manifest, StepRecord
+from ..units import fio_seconds
 from .pts import step_series
 
 HIR_PREFIX = "hir-"
@@ -93,22 +94,6 @@ class _Test:
                 for s in self.segments
             ]
         )
-
-
-def fio_seconds(value: object, default_unit: float) -> float | None:
-    """A fio time value in seconds: ``5s``, ``500ms``, ``2m``, or a number in
-    ``default_unit`` seconds (``thinktime``: 1e-6; ``thinktime_iotime``, ``startdelay``: 1)."""
-    text = str(value).strip().lower()
-    units = {"us": 1e-6, "ms": 1e-3, "s": 1.0, "m": 60.0, "h": 3600.0, "d": 86400.0}
-    scale = default_unit
-    for suffix, factor in units.items():
-        if text.endswith(suffix) and text[: -len(suffix)].replace(".", "", 1).isdigit():
-            text, scale = text[: -len(suffix)], factor
-            break
-    try:
-        return float(text) * scale
-    except ValueError:
-        return None
 
 
 def first_run(mask: pl.Series, length: int) -> int | None:

@@ -109,11 +109,6 @@ def _test_groups(frame: pl.DataFrame) -> pl.DataFrame:
     )
 
 
-def depth_floor(depth: int) -> int:
-    """The bucket of fio's ``iodepth_level`` a queue depth falls in (1, 2, 4, ... 64)."""
-    return min(1 << (depth.bit_length() - 1), 64)
-
-
 def depth_bucket(depth: pl.Expr) -> pl.Expr:
     """The bucket of fio's ``iodepth_level`` a queue depth falls in (1, 2, 4, ... 64)."""
     return pl.min_horizontal(pl.lit(2.0).pow(depth.cast(pl.Float64).log(2).floor()), 64).cast(

@@ -10,6 +10,7 @@ from rich.markup import escape
 
 from ..console import plural
 from ..errors import SsdlabError
+from ..units import format_hms
 from . import stderr
 
 if TYPE_CHECKING:
@@ -19,11 +20,6 @@ if TYPE_CHECKING:
     from ..manifest import TargetInfo
     from ..plan import Plan, Resume
     from ..suite import Step, Suite
-
-
-def _hms(seconds: float) -> str:
-    s = max(0, round(seconds))
-    return f"{s // 3600}:{s % 3600 // 60:02d}:{s % 60:02d}"
 
 
 def _bytes(n: int | None) -> str:
@@ -38,13 +34,13 @@ def _bytes(n: int | None) -> str:
 def _row(index: str, step: Step, estimate: StepTime, rounds: str = "") -> tuple[str, ...]:
     mix = f" {step.rwmixread}/{100 - step.rwmixread}" if step.rwmixread is not None else ""
     if estimate.planned_bytes is not None:
-        time = f"{_hms(estimate.seconds)} ({estimate.describe()})"
+        time = f"{format_hms(estimate.seconds)} ({estimate.describe()})"
     elif step.loops:
         time = f"{step.loops} x size" + (
-            f", at most {_hms(step.planned_s)}" if step.runtime_s else ""
+            f", at most {format_hms(step.planned_s)}" if step.runtime_s else ""
         )
     else:
-        time = _hms(step.planned_s) + (f" (ramp {step.ramp_s:g} s)" if step.ramp_s else "")
+        time = format_hms(step.planned_s) + (f" (ramp {step.ramp_s:g} s)" if step.ramp_s else "")
     span = step.size or "whole target"
     if step.offset:
         span += f" from {step.offset}"
@@ -127,10 +123,10 @@ def print_plan(plan: Plan) -> None:
     rounds = suite.has_rounds
     count = f"{'up to ' if rounds else ''}{plural(suite.max_steps, 'fio run')}"
     estimate = plan.estimate
-    planned = f"planned {_hms(estimate.seconds)}"
+    planned = f"planned {format_hms(estimate.seconds)}"
     if rounds and estimate.steady_s < estimate.seconds:
         planned += (
-            f" at most; {_hms(estimate.steady_s)} if every round block is steady after its "
+            f" at most; {format_hms(estimate.steady_s)} if every round block is steady after its "
             "first window"
         )
     if plan.scale != 1:

@@ -13,7 +13,7 @@ from ..analysis.drive import DriveAnalysis
 from ..phrases import qd_phrase
 from ..tables import format_bw, format_iops
 from ..units import MB, bs_label
-from .headline import depth_caveat, ran_at, with_engines
+from .headline import depth_caveat, ran_at_column, with_engines
 from .section import Section, table
 
 #: a block size in bytes as an axis label: 512B, 4K, 1M
@@ -86,7 +86,7 @@ def blocksize_section(drive: DriveAnalysis) -> Section:
     ]
     view = points.select(
         pl.col("sweep").alias("Sweep"),
-        pl.struct(pl.all()).map_elements(ran_at, return_dtype=pl.String).alias("QD"),
+        ran_at_column().alias("QD"),
         pl.col("block").alias("Block size"),
         pl.col("iops").alias("IOPS"),
         pl.col("mb_s").alias("MB/s"),

@@ -26,7 +26,7 @@ from ..analysis.repeats import percentile_intervals
 from ..errors import InputError
 from ..manifest import Manifest
 from ..results import Results, load
-from ..tables import UNKNOWN, latency_in
+from ..tables import UNKNOWN, latency_in, latency_unit
 from ..units import format_capacity
 from . import act_findings
 from . import endurance as endurance_views
@@ -245,8 +245,7 @@ def compare_summary_section(cmp: Comparison, limit: int = 6) -> Section:
     if not scores.height:
         nothing = "Nothing to compare: no test was run by two or more drives like for like."
         return Section([*warnings, nothing]) if warnings else Section(missing=nothing)
-    latencies = scores.filter(pl.col("metric") == "ns")["value"].drop_nulls()
-    unit = None if not latencies.len() else "ms" if latencies.min() >= 1e6 else "µs"
+    unit = latency_unit(scores.filter(pl.col("metric") == "ns")["value"])
 
     def written(row: dict[str, Any]) -> str:
         """A cell in its metric's unit; every latency of the table in one unit."""

@@ -163,7 +163,7 @@ def qd_scaling_section(drive: DriveAnalysis) -> Section:
     ]
     view = points.select(
         pl.col("workload").alias("Workload"),
-        _ran_at().alias("QD"),
+        headline_views.ran_at_column().alias("QD"),
         pl.col("iops").alias("IOPS"),
         (pl.col("bw_bytes_s") / MB).alias("MB/s"),
         (pl.col("clat_mean_ns") / 1e3).alias("Mean µs"),
@@ -187,11 +187,6 @@ def qd_scaling_section(drive: DriveAnalysis) -> Section:
         said = headline_views.depth_sentence(workload, rows.drop_nulls("value"))
         sweeps += [said] if said else findings.qd_scaling(rows)
     return Section(sweeps + _measured_twice(drive, points), parts, key=sweeps)
-
-
-def _ran_at() -> pl.Expr:
-    """Each row's queue depth as fio ran it (:func:`~ssdlab.findings.ran_at`)."""
-    return pl.struct(pl.all()).map_elements(headline_views.ran_at, return_dtype=pl.String)
 
 
 def _measured_twice(drive: DriveAnalysis, points: pl.DataFrame) -> list[str]:
@@ -237,9 +232,8 @@ def _mix_table(drive: DriveAnalysis, steps: pl.DataFrame, pattern: str) -> Any:
         Average=pl.col("value").mean()
     )
     wide = long.pivot(on="read_pct", index=["sweep", "Unit"], values="value", sort_columns=False)
-    named = "test" if "test" in steps.columns else "step"  # a sweep's steps: its suite test
-    sources = steps.group_by("sweep").agg(
-        pl.col(named).fill_null(pl.col("step")).unique(maintain_order=True).str.join(", ")
+    sources = steps.group_by("sweep").agg(  # a sweep's steps: its suite test, else its steps
+        pl.col("test").fill_null(pl.col("step")).unique(maintain_order=True).str.join(", ")
     )
     view = (
         wide.join(averages, on=["sweep", "Unit"], maintain_order="left")
@@ -250,7 +244,7 @@ def _mix_table(drive: DriveAnalysis, steps: pl.DataFrame, pattern: str) -> Any:
             "Unit",
             *(pl.col(c).alias(f"{c} % reads") for c in wide.columns[2:]),
             "Average",
-            pl.col(named).alias("Steps"),
+            pl.col("test").alias("Steps"),
         )
     )
     return table(view, f"{pattern.capitalize()} mixes by read share (Steps: the suite's test)")

@@ -74,6 +74,13 @@ def ran_at(row: Mapping[str, Any]) -> str:
     return f"{label}, fio ran at QD{row['qd_run']}" if short_of_depth(row) else label
 
 
+def ran_at_column() -> pl.Expr:
+    """:func:`ran_at` of every row of a frame with ``qd_label``, ``qd``, ``qd_run`` and
+    ``qd_reached``."""
+    read = pl.struct("qd_label", "qd", "qd_run", "qd_reached")
+    return read.map_elements(ran_at, return_dtype=pl.String)
+
+
 def _engine_reason(rows: Sequence[Mapping[str, Any]]) -> str:
     """``: the psync engine submits one I/O at a time`` when every row ran a sync engine."""
     engines = {row.get("ioengine") for row in rows}

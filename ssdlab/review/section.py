@@ -75,9 +75,9 @@ class Section:
     key: list[str] | None = None
 
     def __post_init__(self) -> None:
-        shows_nothing = self.parts and all(is_empty(p) for p in self.parts)
+        given = bool(self.parts)
         self.parts = [p for p in self.parts if not is_empty(p)]  # no empty chart or table
-        if self.missing is None and not self.findings and shows_nothing:
+        if self.missing is None and not self.findings and given and not self.parts:
             self.missing = NO_ROWS
 
     @property

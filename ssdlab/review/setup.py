@@ -19,21 +19,19 @@ import polars as pl
 from .. import findings
 from ..analysis.drive import DriveAnalysis
 from ..analysis.fill import fill_totals, preconditioning_steps
-from ..analysis.workloads import depth_floor
 from ..errors import SsdlabError
 from ..facts import drive_facts, run_facts, scale_note
 from ..fio_options import option_bytes, span_bytes
 from ..manifest import LOADABLE, Manifest, StepRecord
 from ..phrases import rephrase
 from ..suite import Step
-from ..sysinfo import BARE_METAL, UNIDENTIFIED
+from ..sysinfo import BARE_METAL, MEMORY_FS_TYPES, UNIDENTIFIED
 from ..tables import format_bytes
 from ..units import MB, format_capacity, format_duration
 from ..vocab import SYNC_ENGINES
 from .section import Section, table
 
 #: file systems whose files are in memory: no drive holds them
-MEMORY_FILE_SYSTEMS = frozenset({"tmpfs", "ramfs"})
 #: file systems whose files are on another machine or behind a hypervisor's share
 REMOTE_FILE_SYSTEMS = frozenset({"nfs", "nfs4", "cifs", "smb3", "9p", "virtiofs", "ceph"})
 
@@ -71,7 +69,7 @@ def setup_section(drive: DriveAnalysis) -> Section:
         *_unwritten_reads(manifest, summary, writes_totals),
         *_host(manifest),
         *_buffered(manifest),
-        *_below_depth(manifest, summary),
+        *_below_depth(manifest, drive.steps),
         *_scaled(manifest),
         *_short_fills(filled, summary),
         *(f"{line[0].upper()}{line[1:]}." for line in manifest.failures()),
@@ -136,7 +134,7 @@ def _target(manifest: Manifest) -> str:
         named = fs.source not in (None, "", "none", fs.type)
         where = f"in the {fs.type} file system{f' of {fs.source}' if named else ''}"
     caveat = ""
-    if fs is not None and fs.type in MEMORY_FILE_SYSTEMS:
+    if fs is not None and fs.type in MEMORY_FS_TYPES:
         caveat = ": its bytes are in memory, so no figure of this run describes a drive"
     elif fs is not None and fs.type in REMOTE_FILE_SYSTEMS:
         caveat = ": its figures are those of a network or shared file system, not of a drive"
@@ -244,9 +242,8 @@ def _preconditioning(manifest: Manifest, filled: pl.DataFrame, native: bool) -> 
         f"The target was preconditioned by {findings.count(filled.height, 'size-based write step')}"
         f": {findings.and_list(how)}; {format_bytes(filled['io_bytes'].sum())} written in all."
     ]
-    first = filled["step_index"].min()
-    fills = set(filled["step_index"].to_list())
-    before = [r for r in _counted(manifest) if r.index < first and r.index not in fills]
+    first = filled["step_index"].min()  # the first fill: every step before it is measured
+    before = [r for r in _counted(manifest) if r.index < first]
     if before:
         sentences.append(
             f"{findings.count(len(before), 'measured step')} ran before the preconditioning, on "
@@ -346,26 +343,26 @@ def _buffered(manifest: Manifest) -> list[str]:
     ]
 
 
-def _below_depth(manifest: Manifest, summary: pl.DataFrame) -> list[str]:
+def _below_depth(manifest: Manifest, steps: pl.DataFrame) -> list[str]:
     """The steps fio ran below the queue depth they name: by fio's own depth distribution
-    (``iodepth_run`` below ``iodepth``), else by a synchronous engine (:data:`SYNC_ENGINES`)
-    at an ``iodepth`` above 1, which keeps one I/O per job in flight."""
-    depths: dict[int, tuple[str, int, int | None]] = {}
-    if {"iodepth_run", "iodepth", "step"} <= set(summary.columns) and summary.height:
-        rows = summary.group_by("step_index", "step").agg(
-            pl.col("iodepth").max(), pl.col("iodepth_run").max()
-        )
-        depths = {index: (step, asked, run) for index, step, asked, run in rows.iter_rows()}
+    (``qd_reached`` of the classified ``steps``), else, where fio did not say, by a
+    synchronous engine (:data:`SYNC_ENGINES`) at an ``iodepth`` above 1, which keeps one I/O
+    per job in flight."""
+    ran = steps.group_by("step_index", "step").agg(
+        pl.col("iodepth").max(), pl.col("iodepth_run").min(), pl.col("qd_reached").min()
+    )
+    depths = {
+        index: (step, asked, run)
+        for index, step, asked, run, reached in ran.iter_rows()
+        if reached is not None and not reached
+    }
+    known = set(ran.filter(pl.col("qd_reached").is_not_null())["step_index"].to_list())
     for record in _counted(manifest):
         assert record.workload is not None
         engine, asked = record.workload.ioengine, record.workload.iodepth
-        if depths.get(record.index, (None, None, None))[2] is None and engine in SYNC_ENGINES:
+        if record.index not in known and engine in SYNC_ENGINES and asked > 1:
             depths[record.index] = (record.name, asked, 1)
-    short = [
-        (step, asked, run)
-        for step, asked, run in (depths[i] for i in sorted(depths))
-        if run is not None and asked is not None and run < depth_floor(asked)
-    ]
+    short = [depths[i] for i in sorted(depths)]
     if not short:
         return []
     kinds = Counter((asked, run) for _, asked, run in short)
