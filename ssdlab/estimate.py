@@ -2,18 +2,23 @@
 
 A time-based step takes its ``startdelay`` + ramp + runtime. A size-based step (``loops``)
 ends when its planned bytes (:func:`~ssdlab.fio_options.planned_io_bytes`) are moved, so it
-takes bytes / rate, bounded by its time cap (``runtime_s``). The rate is measured in an
-earlier step of the run when one ran a like workload (:meth:`Rates.learned`): the same
-direction and access pattern, at the nearest block size, taken as ``min(its MB/s, its IOPS
-x this block)`` (a larger block is not counted faster, a smaller one not more IOPS). Else
-it is a conservative default for the target's class (:data:`DEFAULTS`). Every step also
-counts :data:`STEP_START_S` for fio's start and ssdlab's bookkeeping around it.
+takes bytes / rate, bounded by its time cap (``runtime_s``). A rate depends on the I/Os a
+step keeps in flight (:func:`in_flight`: iodepth x numjobs, one per job for a synchronous
+engine): by Little's law, IOPS = in flight / latency, up to what the target does at most.
+The rate is measured in an earlier step of the run when one ran a like workload
+(:meth:`Rates.learned`): the same direction and access pattern, nearest in I/Os in flight,
+then in block size; its IOPS scaled to this step's I/Os in flight (more in flight is
+counted faster only up to the larger of that step's and the class's top IOPS and MB/s), in
+bytes its IOPS x the smaller of the two blocks (a larger block is not counted faster).
+Else it is a conservative default for the target's class (:data:`DEFAULTS`). Every step
+also counts :data:`STEP_START_S` for fio's start and ssdlab's bookkeeping around it.
 """
 
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Mapping
+import math
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Literal
@@ -25,7 +30,7 @@ from .manifest import TargetInfo
 from .suite import Rounds, Step, Suite, Sweep
 from .tables import format_bytes
 from .units import fio_seconds
-from .vocab import MIXED_RW, READ_RW, TRIM_RW
+from .vocab import MIXED_RW, READ_RW, SYNC_ENGINES, TRIM_RW
 
 __all__ = [
     "DEFAULTS",
@@ -35,6 +40,7 @@ __all__ = [
     "Rates",
     "StepTime",
     "TargetClass",
+    "in_flight",
     "item_seconds",
     "suite_seconds",
     "target_class",
@@ -44,34 +50,41 @@ __all__ = [
 TargetClass = Literal["memory", "file", "device"]
 
 #: seconds each step takes besides fio's I/O: fio's start and job setup, the job file, the
-#: manifest and fio's JSON read back (0.3 s to 0.65 s per step measured on a busy 2-core VM)
-STEP_START_S = 0.4
+#: manifest and fio's JSON read back (measured on a 2-core VM: 0.25 s to 0.34 s, median
+#: 0.28 s, over the 117 time-based steps of enterprise-review idle; up to 0.65 s busy)
+STEP_START_S = 0.3
 #: seconds a run takes besides its steps: ssdlab's start, the target judged, locked and laid
 #: out (a new file target is written before its first step), the manifest and versions
-#: (benchmarks/bench_plan.py on a 2-core VM: under 1 s idle, 1.5 s to 3 s busy)
-RUN_START_S = 1.0
+#: (benchmarks/bench_plan.py on a 2-core VM: 0.7 s idle, 1.5 s to 3 s busy)
+RUN_START_S = 0.8
 
 
 @dataclass(frozen=True)
 class ClassRate:
-    """A target class's default rates: MB/s (bytes/s) and IOPS of sequential and random
-    I/O; a step's rate is the lower of its MB/s and IOPS x its block."""
+    """A target class's default rates: its top MB/s (bytes/s), top IOPS of sequential and
+    random I/O and its latency of one I/O (seconds); a step's IOPS are its I/Os in flight /
+    latency up to the top, its rate the lower of those IOPS x its block and the top MB/s."""
 
     bw_bytes_s: float
     seq_iops: float
     rand_iops: float
+    latency_s: float
     label: str
+
+    def iops(self, pattern: str) -> float:
+        """The top IOPS of an access ``pattern`` (``rand`` or ``seq``)."""
+        return self.rand_iops if pattern == "rand" else self.seq_iops
 
 
 #: conservative rates by target class, for a size-based step no earlier step measured: a
 #: file in memory (tmpfs, ramfs, or a file system without O_DIRECT: the page cache); a file
-#: on a disk's file system; a block device (a SATA SSD's sustained writes, below any NVMe)
+#: on a disk's file system (a SATA SSD's, below any NVMe); a block device (a SATA SSD's
+#: sustained random writes once its cache is full)
 DEFAULTS: dict[TargetClass, ClassRate] = {
-    "memory": ClassRate(1e9, 250_000, 100_000, "a file in memory"),
-    "file": ClassRate(300e6, 50_000, 20_000, "a file on disk"),
-    "device": ClassRate(300e6, 50_000, 20_000, "a block device"),
+    "memory": ClassRate(1e9, 250_000, 100_000, 10e-6, "a file in memory"),
+    "file": ClassRate(500e6, 100_000, 80_000, 100e-6, "a file on disk"),
+    "device": ClassRate(300e6, 50_000, 40_000, 100e-6, "a block device"),
 }
-#: file systems whose files live in memory
 #: options that hold a step below what the target can do: its rate is no measure of it
 _HELD = frozenset({*SWEEP_OWN, "thinktime", "thinktime_iotime", "startdelay"})
 
@@ -93,6 +106,10 @@ def target_class(target: TargetInfo | None) -> TargetClass:
     return "file"
 
 
+def _remote_class(target: TargetInfo) -> TargetClass:
+    return "device" if target.kind == "block" else "file"
+
+
 def workload_key(step: Step) -> tuple[str, str]:
     """What rates are matched by: the direction (a mix with its read share) and pattern."""
     rw = step.rw
@@ -106,6 +123,12 @@ def workload_key(step: Step) -> tuple[str, str]:
         else rw.removeprefix("rand")
     )
     return kind, "rand" if rw.startswith("rand") else "seq"
+
+
+def in_flight(step: Step) -> int:
+    """The I/Os ``step`` keeps in flight: iodepth x numjobs; a synchronous engine's job
+    has one at a time whatever its iodepth."""
+    return step.numjobs * (1 if step.ioengine in SYNC_ENGINES else step.iodepth)
 
 
 def startdelay_s(step: Step) -> float:
@@ -124,10 +147,12 @@ class Rate:
 
 @dataclass(frozen=True)
 class Measured:
-    """A finished step's rate: bytes/s and IOPS over its fio runtime, its block size."""
+    """A finished step's rate: bytes/s and IOPS over its fio runtime, its block size and
+    its I/Os in flight."""
 
     step: str
     bs_bytes: int
+    in_flight: int
     bw_bytes_s: float
     iops: float
 
@@ -170,15 +195,42 @@ class Rates:
         size = target.size_bytes if target and target.size_bytes else size_bytes
         return cls(target_class(target), size)
 
+    @classmethod
+    def slowest(cls, members: Iterable[tuple[TargetInfo, bool]]) -> Rates:
+        """Default rates for steps run in lockstep on ``members`` (each target and whether
+        it is on this machine; another machine's file is taken as a file on disk, its file
+        system not looked at): the slowest class among them and the largest size (None when
+        a member's is not known)."""
+        classes, sizes = [], []
+        for target, here in members:
+            classes.append(target_class(target) if here else _remote_class(target))
+            sizes.append(target.size_bytes)
+        if not classes:
+            return cls.of(None)
+        size = None if None in sizes else max(s for s in sizes if s is not None)
+        return cls(min(classes, key=lambda c: DEFAULTS[c].bw_bytes_s), size)
+
     def rate(self, step: Step) -> Rate:
         """``step``'s rate: measured at the nearest block size of a like workload, else the
         class default (see the module documentation)."""
-        bs = step.bs_bytes
-        if like := self.measured.get(workload_key(step)):
-            near = min(like, key=lambda m: (abs(m.bs_bytes - bs), -m.bs_bytes))
-            return Rate(min(near.bw_bytes_s, near.iops * bs), f"measured in step {near.step}")
+        bs, flight, pattern = step.bs_bytes, in_flight(step), workload_key(step)[1]
         default = DEFAULTS[self.target_class]
-        iops = default.rand_iops if workload_key(step)[1] == "rand" else default.seq_iops
+        if like := self.measured.get(workload_key(step)):
+            near = min(
+                like,
+                key=lambda m: (
+                    abs(math.log(m.in_flight / flight)),
+                    abs(m.bs_bytes - bs),
+                    -m.bs_bytes,
+                ),
+            )
+            iops = near.iops * flight / near.in_flight
+            if flight > near.in_flight:  # faster only up to what the target is known to do
+                iops = min(iops, max(near.iops, default.iops(pattern)))
+            top = max(near.bw_bytes_s, default.bw_bytes_s)
+            bytes_s = min(iops * min(bs, near.bs_bytes), top)
+            return Rate(bytes_s, f"measured in step {near.step}")
+        iops = min(default.iops(pattern), flight / default.latency_s)
         return Rate(min(default.bw_bytes_s, iops * bs), f"default for {default.label}")
 
     def step_time(self, step: Step) -> StepTime:
@@ -206,9 +258,15 @@ class Rates:
         moved = int(jobs["io_bytes"].sum()) if jobs.height else 0
         if not _HELD.isdisjoint(step.options) or runtime <= 0 or moved <= 0:
             return self
-        new = Measured(step.name, step.bs_bytes, moved / runtime, jobs["total_ios"].sum() / runtime)
+        flight = in_flight(step)
+        ios = float(jobs["total_ios"].sum())
+        new = Measured(step.name, step.bs_bytes, flight, moved / runtime, ios / runtime)
         key = workload_key(step)
-        kept = tuple(m for m in self.measured.get(key, ()) if m.bs_bytes != step.bs_bytes)
+        kept = tuple(
+            m
+            for m in self.measured.get(key, ())
+            if (m.bs_bytes, m.in_flight) != (new.bs_bytes, flight)
+        )
         return replace(self, measured={**self.measured, key: (*kept, new)})
 
 

@@ -14,7 +14,8 @@ step given its ``planned_bytes`` moves by fio's own percent done, which for such
 its bytes moved over its bytes planned, shown as bytes of the planned bytes. On a fleet
 each host fio reports live (:mod:`ssdlab.fleet.live`) gets a row
 of its own with fio's progress, ETA and rates, and the step's row shows the rates summed over
-its hosts; other hosts show only in the count of hosts still running.
+its hosts (a size-based step given its bytes: the least share of them a host has done);
+other hosts show only in the count of hosts still running.
 """
 
 from __future__ import annotations
@@ -207,6 +208,9 @@ class RunDisplay:
                 else self._progress.add_task(f"  {name}", total=None, eta="?", live="")
             )
             self._hosts[name] = (task, status)
+            done = [s.percent for _, s in self._hosts.values() if s.percent is not None]
+            if self._step_bytes is not None and done:  # a fleet's step: its slowest host's
+                self._step_percent = min(done)
             self._progress.update(
                 task,
                 total=None if status.percent is None else 100,  # None: unchanged

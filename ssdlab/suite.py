@@ -163,8 +163,10 @@ class Step(BaseModel):
         return parse_size(self.bs)
 
     @property
-    def planned_s(self) -> float:
-        """Seconds the step is expected to take; a size-based step counts its cap, if any."""
+    def cap_s(self) -> float:
+        """The most seconds the step runs: its ramp and ``runtime_s`` (a size-based step
+        without a time cap: its ramp only; how long a step takes is
+        :mod:`ssdlab.estimate`'s)."""
         return self.ramp_s + (self.runtime_s or 0.0)
 
     @property
@@ -226,21 +228,6 @@ class Rounds(BaseModel):
 
     def tracked_name(self, round_no: int) -> str:
         return f"{self.name}-r{round_no:02d}-{self.track}"
-
-    @property
-    def round_s(self) -> float:
-        """Planned seconds of one round."""
-        return sum(s.planned_s for s in self.steps)
-
-    @property
-    def planned_s(self) -> float:
-        """Seconds for the fewest rounds that can be steady (one window)."""
-        return self.window * self.round_s
-
-    @property
-    def planned_max_s(self) -> float:
-        """Seconds for every round up to ``max`` (the block's longest run)."""
-        return self.max * self.round_s
 
 
 #: a rate-limited sweep step counts as reaching its rate when fio achieved at least this
@@ -421,14 +408,6 @@ class Sweep(BaseModel):
         """The workload (the definition, as :meth:`Suite.all_steps` lists it)."""
         return [self.workload]
 
-    @property
-    def planned_s(self) -> float:
-        return self.runs * self.workload.planned_s
-
-    @property
-    def planned_max_s(self) -> float:
-        return self.planned_s
-
     def scaled(self, factor: float) -> Sweep:
         return self.model_copy(update={"workload": self.workload.scaled(factor)})
 
@@ -485,20 +464,6 @@ class Suite(BaseModel):
             if twice := sorted(n for n, times in Counter(names).items() if times > 1):
                 raise ValueError(f"step name {twice[0]!r} is used twice")
         return steps
-
-    @property
-    def planned_s(self) -> float:
-        """Planned seconds when every round block is steady after its first window."""
-        return sum(item.planned_s for item in self.steps)
-
-    @property
-    def planned_max_s(self) -> float:
-        """Planned seconds when every round block runs to its ``max`` rounds: what a run
-        plans for (a block that is steady earlier ends sooner)."""
-        return sum(
-            item.planned_max_s if isinstance(item, Rounds) else item.planned_s
-            for item in self.steps
-        )
 
     @property
     def max_steps(self) -> int:

@@ -10,9 +10,10 @@ from pathlib import Path
 import pytest
 from conftest import TINY_SUITE, ssdlab_cli
 
-from ssdlab.estimate import RUN_START_S, STEP_START_S
+from ssdlab.estimate import DEFAULTS, RUN_START_S, STEP_START_S
 from ssdlab.runner import check_job_files, suite_jobs
 from ssdlab.suite import load_suite
+from ssdlab.tables import format_bytes
 
 
 def hms(seconds: float) -> str:
@@ -184,10 +185,11 @@ def test_plan_says_which_steps_are_estimated_from_their_bytes(tmp_path: Path) ->
     suite.write_text(SIZED)
     proc = ssdlab_cli("plan", suite, "--out", tmp_path / "out", "--target-size", "32MiB")
     assert proc.returncode == 0, proc.stderr
-    # 3 x 32 MiB at the default 300 MB/s of a file on disk, not the 24-hour cap
-    seconds = RUN_START_S + STEP_START_S + 3 * 32 * 2**20 / 300e6
+    # 3 x 32 MiB at the default top MB/s of a file on disk, not the 24-hour cap
+    rate = DEFAULTS["file"].bw_bytes_s
+    seconds = RUN_START_S + STEP_START_S + 3 * 32 * 2**20 / rate
     assert f"1 fio run, planned {hms(seconds)}, 1 size-based step estimated from its bytes" in (
         proc.stdout
     )
-    assert "101 MB at 300 MB/s, default for a file on disk" in proc.stdout
+    assert f"101 MB at {format_bytes(rate)}/s, default for a file on disk" in proc.stdout
     assert "24:00:00" not in proc.stdout

@@ -17,7 +17,7 @@ from rich.console import Console
 
 import ssdlab.progress
 import ssdlab.runner
-from ssdlab.estimate import STEP_START_S
+from ssdlab.estimate import STEP_START_S, Rates, suite_seconds
 from ssdlab.execute import StepExecutor
 from ssdlab.fio import FioOutcome, FioStatus, parse_status_line
 from ssdlab.fleet.gate import Gate, SuiteOrder
@@ -25,7 +25,7 @@ from ssdlab.io.fio_json import read_fio_json
 from ssdlab.manifest import Manifest, StepRecord, TargetInfo
 from ssdlab.progress import RunDisplay
 from ssdlab.runner import RunInterrupted, SuiteSteps, run_suite
-from ssdlab.suite import Rounds, load_suite
+from ssdlab.suite import Rounds, Step, load_suite
 
 ROUNDS = """
 name = "rounds"
@@ -135,8 +135,10 @@ def test_a_resumed_run_starts_its_bar_at_the_step_it_resumes(
     console, text = _console()
     run_suite(suite, out, console=console)
     display = recorded[-1]
-    first = suite.steps[0].planned_s + STEP_START_S
-    planned = suite.planned_s + 2 * STEP_START_S
+    rates = Rates.of(None)
+    first = rates.seconds(suite.steps[0])
+    planned = suite_seconds(suite, rates)
+    assert first == suite.steps[0].cap_s + STEP_START_S  # time-based: its time and its start
     assert display.starts == [("[2] randrw70-8k-qd4", pytest.approx(first), planned)]
     assert display.done_s == pytest.approx(display.total_s)
     assert text.getvalue().splitlines()[0] == "resuming at step 2 of 2"
@@ -204,7 +206,7 @@ def test_an_interrupted_step_says_it_once(tmp_path: Path) -> None:
             return FioOutcome(returncode=0, interrupted=True)
 
     console, text = _console()
-    display = RunDisplay("suite tiny", step.planned_s, console)
+    display = RunDisplay("suite tiny", step.cap_s, console)
     executor = StepExecutor(manifest, tmp_path / "out", display, Stopped())
     (tmp_path / "out").mkdir()
     with pytest.raises(RunInterrupted):
@@ -218,21 +220,28 @@ def test_fleet_steps_show_their_place_in_the_suite_and_the_hosts_running(
     path = tmp_path / "rounds.toml"
     path.write_text(ROUNDS)
     suite = load_suite(path)
-    order = SuiteOrder(suite)
+    order, rates = SuiteOrder(suite), Rates.of(None)
     block = suite.steps[1]
     assert isinstance(block, Rounds)
     _, r4k = block.round_steps(3)
     key = order(r4k.name, "mix", 3)
-    assert order.planned_before(key) == 1 + 2 * 2 + 1  # fill, 2 rounds, rw70 of round 3
-    assert order.planned_before(order("fill", None, None)) == 0
+    each = 1 + STEP_START_S  # every step's runtime_s and its start
+    assert order.planned_before(key, rates) == pytest.approx(6 * each)  # fill, 2 rounds, rw70
+    assert order.planned_before(order("fill", None, None), rates) == 0
 
     class Shown:
         def __init__(self) -> None:
-            self.steps: list[tuple[str, float, float | None]] = []
+            self.steps: list[tuple[str, float, float | None, int | None]] = []
             self.live: list[str] = []
 
-        def start_step(self, label: str, planned_s: float, done_s: float | None = None) -> None:
-            self.steps.append((label, planned_s, done_s))
+        def start_step(
+            self,
+            label: str,
+            planned_s: float,
+            done_s: float | None = None,
+            planned_bytes: int | None = None,
+        ) -> None:
+            self.steps.append((label, planned_s, done_s, planned_bytes))
 
         def set_live(self, text: str) -> None:
             self.live.append(text)
@@ -241,12 +250,24 @@ def test_fleet_steps_show_their_place_in_the_suite_and_the_hosts_running(
             self.live.append("complete")
 
     shown = Shown()
-    gate = Gate(order, shown, hosts=1)
+    gate = Gate(order, rates, shown, hosts=1)
     record = StepRecord(index=7, name=r4k.name, block="mix", round=3)
     gate.wait("lab1", record, r4k)  # one host: released at once
-    assert shown.steps == [("mix round 3 of up to 4: r4k on 1 of 1 host", 1.0, 6.0)]
+    label = "mix round 3 of up to 4: r4k on 1 of 1 host"
+    assert shown.steps == [(label, pytest.approx(each), pytest.approx(6 * each), None)]
     gate.done("lab1")
     assert shown.live == ["1 of 1 running", "1 done", "complete"]
+    # a size-based step: planned from its bytes at the fleet's rates, not its time cap, and
+    # given in bytes when every member's target has one size
+    sized_rates = Rates("file", 64 * 2**20)
+    fill = Step(name="fill", rw="write", bs="128k", size="100%", loops=2, runtime_s=86400)
+    sized = load_suite(path).model_copy(update={"steps": [fill, block]})
+    gate = Gate(SuiteOrder(sized), sized_rates, shown, hosts=1, bytes_progress=True)
+    gate.wait("lab1", StepRecord(index=1, name="fill"), fill)
+    estimate = sized_rates.step_time(fill)
+    assert estimate.planned_bytes == 2 * 64 * 2**20 and not estimate.capped
+    assert shown.steps[-1] == ("fill on 1 of 1 host", estimate.seconds, 0, estimate.planned_bytes)
+    assert estimate.seconds < 60
 
 
 def test_fleet_hosts_reporting_live_get_rows_and_the_step_their_summed_rates(
@@ -285,6 +306,13 @@ def test_fleet_hosts_reporting_live_get_rows_and_the_step_their_summed_rates(
     ]
     display.start_step("read on 2 of 2 hosts", 10, done_s=10)
     assert len(rows()) == 2
+    # a size-based step of targets of one size: by the least share any host's fio has done
+    display.start_step("fill on 2 of 2 hosts", 10, done_s=20, planned_bytes=4 * 10**9)
+    display.host_status("lab1:8765 /x", FioStatus(percent=50, iops=3000, bw_bytes_s=2e6))
+    display.host_status("lab2:8765 /x", FioStatus(percent=25, iops=1000, bw_bytes_s=1e6))
+    assert display.step_fraction() == 0.25
+    row = rows()[1]
+    assert row.startswith("fill on 2 of 2 hosts 25% ETA") and "1 GB of 4 GB" in row
 
 
 MEASURED_THEN_SIZED = """

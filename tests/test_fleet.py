@@ -7,6 +7,7 @@ import contextlib
 import functools
 import itertools
 import json
+import math
 import os
 import re
 import signal
@@ -26,6 +27,7 @@ from conftest import ssdlab_cli
 
 import ssdlab
 from ssdlab.errors import InputError, SsdlabError
+from ssdlab.estimate import STEP_START_S
 from ssdlab.execute import FleetHook, RunHook
 from ssdlab.facts import drive_facts
 from ssdlab.fleet import (
@@ -41,6 +43,7 @@ from ssdlab.fleet.probe import parse_probe_reply, version_mismatch
 from ssdlab.io import read_fio_json
 from ssdlab.manifest import Manifest, StepRecord
 from ssdlab.suite import Suite, load_suite
+from ssdlab.units import format_hms
 
 SUITE = """
 name = "fleet-tiny"
@@ -719,7 +722,9 @@ def test_run_hosts_option_writes_one_results_dir_per_host(
         "mix round 1 of up to 2: rw70 on 2 of 2 hosts",
         "mix round 2 of up to 2: rw70 on 2 of 2 hosts",
     ]
-    assert [planned for _, planned in starts] == ["0:00:01)", "0:00:02)", "0:00:01)", "0:00:01)"]
+    # each step's runtime and its start, rounded up, as a local run plans them
+    planned = [f"{format_hms(math.ceil(s + STEP_START_S))})" for s in (0.5, 2, 0.5, 0.5)]
+    assert [planned for _, planned in starts] == planned
     for step in ("fill", "randread", "mix-r01-rw70", "mix-r02-rw70"):
         done = [line for line in lines if re.search(rf": {step}: [\d,]+ IOPS ", line)]
         assert len(done) == 2, (step, lines)

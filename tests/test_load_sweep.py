@@ -20,7 +20,7 @@ from ssdlab.analysis.drive import DriveAnalysis
 from ssdlab.analysis.load import dirth, load_sweeps
 from ssdlab.analysis.workloads import classify
 from ssdlab.errors import SuiteError
-from ssdlab.estimate import RUN_START_S, STEP_START_S
+from ssdlab.estimate import RUN_START_S, STEP_START_S, Rates, suite_seconds
 from ssdlab.importer import import_results
 from ssdlab.results import load
 from ssdlab.review.compare import Comparison
@@ -86,7 +86,10 @@ def test_sweep_expands_plans_scales_and_serialises(tmp_path: Path) -> None:
     assert isinstance(mix, Sweep) and isinstance(given, Sweep)
     assert mix.names == ["load-mix-max", "load-mix-25pct", "load-mix-50pct", "load-mix-unlimited"]
     assert given.names == ["load-given-50pct"]  # a given maximum: nothing measures it
-    assert suite.max_steps == 5 and suite.planned_s == suite.planned_max_s == 10
+    assert suite.max_steps == 5
+    rates = Rates.of(None)  # every run of a sweep planned at its workload's time
+    assert suite_seconds(suite, rates) == suite_seconds(suite, rates, most=False)
+    assert suite_seconds(suite, rates) == pytest.approx(5 * (2 + STEP_START_S))
     assert [s.name for s in suite.all_steps()] == ["load-mix", "load-given"]
     assert suite.scaled(0.25).steps[0].workload.runtime_s == 0.5
     # as the manifest records it, and back (a resume compares the definitions)

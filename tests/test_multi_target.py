@@ -18,14 +18,17 @@ from test_fleet import _wait_for
 from test_fleet_safety import _digest, _patterned
 
 import ssdlab
+import ssdlab.fleet.run
 from ssdlab.discover import parent_of_runs
 from ssdlab.errors import InputError, SsdlabError
+from ssdlab.estimate import STEP_START_S, Rates
 from ssdlab.fleet import FleetFailed, load_fleet
 from ssdlab.fleet.hosts import local_targets
 from ssdlab.fleet.local import local_servers
 from ssdlab.fleet.targets import run_targets
 from ssdlab.layout import SERVERS_RECORD
 from ssdlab.lock import results_lock
+from ssdlab.progress import RunDisplay
 from ssdlab.report.batch import fleet_title
 from ssdlab.review.compare import load_comparison
 from ssdlab.suite import load_suite
@@ -377,3 +380,59 @@ def test_servers_left_by_a_killed_run_are_removed_by_the_next(tmp_path: Path) ->
     with local_servers(targets, root):
         assert not busy.exists()
     assert not (root / SERVERS_RECORD).exists()
+
+
+SIZED = """
+name = "multi-sized"
+
+[[steps]]
+name = "read"
+rw = "randread"
+bs = "4k"
+size = "4m"
+runtime_s = 1
+ioengine = "null"
+
+[[steps]]
+name = "fill"
+rw = "write"
+bs = "128k"
+size = "100%"
+loops = 2
+runtime_s = 86400
+ioengine = "psync"
+"""
+
+
+def test_lockstep_plans_a_fill_from_its_bytes_not_its_time_cap(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The lockstep bar plans a size-based step as a local run does (its bytes at the
+    members' class rate, not its 24-hour cap) and, both targets being one size, gives it its
+    bytes; the bar ends complete."""
+    shown: list[RunDisplay] = []
+    starts: list[tuple[str, float, int | None]] = []
+
+    class Recorded(RunDisplay):
+        def __init__(self, *args, **kwargs) -> None:
+            super().__init__(*args, **kwargs)
+            shown.append(self)
+
+        def start_step(self, label, planned_s, done_s=None, planned_bytes=None) -> None:
+            super().start_step(label, planned_s, done_s, planned_bytes)
+            starts.append((label, planned_s, planned_bytes))
+
+    monkeypatch.setattr(ssdlab.fleet.run, "RunDisplay", Recorded)
+    size = 32 * 2**20  # above the smallest file a run lays out
+    files = [tmp_path / "a.bin", tmp_path / "b.bin"]
+    run_targets(load_suite(_suite(tmp_path, SIZED)), files, tmp_path / "out", target_size=size)
+    (display,) = shown
+    rates = Rates("file", size)  # tmp_path: a file on a disk's file system here
+    fill = rates.step_time(load_suite(_suite(tmp_path, SIZED)).steps[1])
+    assert fill.planned_bytes == 2 * size and fill.seconds < 60
+    assert starts == [
+        ("read on 2 of 2 targets", pytest.approx(1 + STEP_START_S), None),
+        ("fill on 2 of 2 targets", pytest.approx(fill.seconds), 2 * size),
+    ]
+    assert display.total_s == pytest.approx(1 + STEP_START_S + fill.seconds)
+    assert display.done_s == pytest.approx(display.total_s)

@@ -9,7 +9,14 @@ from pathlib import Path
 
 import pytest
 
-from ssdlab.estimate import DEFAULTS, RUN_START_S, STEP_START_S, Rates, target_class
+from ssdlab.estimate import (
+    DEFAULTS,
+    RUN_START_S,
+    STEP_START_S,
+    Rates,
+    in_flight,
+    target_class,
+)
 from ssdlab.io.fio_json import read_fio_json
 from ssdlab.manifest import TargetInfo
 from ssdlab.plan import plan
@@ -75,6 +82,18 @@ def test_a_measured_rate_gives_bytes_over_rate_and_the_cap_bounds_it(tmp_path: P
     small = rates.rate(_step(bs="4k"))
     iops = float(jobs["total_ios"].sum()) / runtime
     assert small.bytes_s == pytest.approx(min(moved / runtime, iops * 4096))
+    # a step with more I/Os in flight: faster by Little's law, up to the larger of the
+    # measured and the class's top MB/s; fewer: slower in proportion
+    deeper = rates.rate(_step(iodepth=8, ioengine="libaio"))
+    top = max(moved / runtime, DEFAULTS["device"].bw_bytes_s)
+    faster = min(iops * 8, max(iops, DEFAULTS["device"].seq_iops))
+    assert deeper.bytes_s == pytest.approx(min(faster * 128 * 1024, top))
+    deep = measured.model_copy(update={"name": "deep", "iodepth": 8, "ioengine": "libaio"})
+    both = rates.learned(deep, jobs)
+    shallow = both.rate(_step(iodepth=4, ioengine="libaio"))  # nearest in flight: deep's
+    assert shallow.source == "measured in step deep"
+    assert shallow.bytes_s == pytest.approx(iops * 4 / 8 * 128 * 1024)
+    assert both.rate(_step()).source == "measured in step m"  # one in flight, as m
     read = rates.rate(_step(rw="read"))
     assert read.bytes_s == DEFAULTS["device"].bw_bytes_s and "default" in read.source
     # a rate-limited step measures its limit, not the target: not learned
@@ -90,10 +109,21 @@ def test_target_classes_and_their_defaults(tmp_path: Path) -> None:
     shm = Path("/dev/shm")
     if shm.is_dir():
         assert target_class(TargetInfo(path=str(shm / "x.bin"), kind="file")) == "memory"
-    rates = Rates.of(file, 64 * MIB)
-    assert rates.seconds(_step(rw="randwrite", bs="4k", size="100%", loops=1)) == pytest.approx(
-        STEP_START_S + 64 * MIB / (DEFAULTS["file"].rand_iops * 4096)
-    )
+    rates, default = Rates.of(file, 64 * MIB), DEFAULTS["file"]
+    fill = _step(rw="randwrite", bs="4k", size="100%", loops=1, ioengine="libaio")
+    # Little's law: one I/O in flight does 1 / latency IOPS; deep queues the class's top
+    qd1 = 1 / default.latency_s
+    assert qd1 < default.rand_iops
+    assert rates.rate(fill).bytes_s == pytest.approx(qd1 * 4096)
+    assert rates.seconds(fill) == pytest.approx(STEP_START_S + 64 * MIB / (qd1 * 4096))
+    deep = fill.model_copy(update={"iodepth": 32, "numjobs": 4})
+    assert in_flight(deep) == 128
+    assert rates.rate(deep).bytes_s == pytest.approx(default.rand_iops * 4096)
+    jobs = fill.model_copy(update={"numjobs": 2})
+    assert rates.rate(jobs).bytes_s == pytest.approx(2 * qd1 * 4096)
+    # a synchronous engine has one I/O in flight per job whatever its iodepth
+    sync = deep.model_copy(update={"ioengine": "psync", "numjobs": 1})
+    assert in_flight(sync) == 1 and rates.rate(sync) == rates.rate(fill)
     delayed = _step(loops=None, runtime_s=2, options={"startdelay": "1m"})
     assert rates.seconds(delayed) == pytest.approx(STEP_START_S + 60 + 2)
 

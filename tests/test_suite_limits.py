@@ -15,6 +15,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from ssdlab.errors import InputError, SuiteError
+from ssdlab.estimate import Rates, suite_seconds
 from ssdlab.repeat import repeat_suite
 from ssdlab.runner import suite_jobs
 from ssdlab.suite import MAX_LIST, MAX_STEPS, Step, Suite, load_suite, parse_suite
@@ -194,4 +195,4 @@ def test_numbers_in_a_suite_give_one_line(changes: dict[str, Any], factor: float
     except (SuiteError, InputError) as exc:
         assert "\n" not in str(exc) and str(exc)
     else:
-        assert math.isfinite(suite.planned_max_s)
+        assert math.isfinite(suite_seconds(suite, Rates.of(None, 2**30)))

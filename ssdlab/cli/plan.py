@@ -37,10 +37,10 @@ def _row(index: str, step: Step, estimate: StepTime, rounds: str = "") -> tuple[
         time = f"{format_hms(estimate.seconds)} ({estimate.describe()})"
     elif step.loops:
         time = f"{step.loops} x size" + (
-            f", at most {format_hms(step.planned_s)}" if step.runtime_s else ""
+            f", at most {format_hms(step.cap_s)}" if step.runtime_s else ""
         )
     else:
-        time = format_hms(step.planned_s) + (f" (ramp {step.ramp_s:g} s)" if step.ramp_s else "")
+        time = format_hms(step.cap_s) + (f" (ramp {step.ramp_s:g} s)" if step.ramp_s else "")
     span = step.size or "whole target"
     if step.offset:
         span += f" from {step.offset}"

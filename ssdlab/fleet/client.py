@@ -122,7 +122,7 @@ class Clients:
             self._procs.add(proc)
         hung = False
         try:
-            proc.wait(timeout=step.planned_s + self.grace_s if step.runtime_s else None)
+            proc.wait(timeout=step.cap_s + self.grace_s if step.runtime_s else None)
         except subprocess.TimeoutExpired:
             hung = True
             proc.kill()  # a hung server cannot send results: no point asking it to stop

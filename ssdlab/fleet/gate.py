@@ -8,6 +8,7 @@ import threading
 from typing import Protocol
 
 from ..console import plural
+from ..estimate import Rates, item_seconds
 from ..execute import RunInterrupted
 from ..manifest import StepRecord
 from ..suite import Rounds, Step, Suite, Sweep
@@ -16,7 +17,13 @@ from ..suite import Rounds, Step, Suite, Sweep
 class FleetDisplay(Protocol):
     """What the gate shows: each step as the hosts start it, where it is in the suite."""
 
-    def start_step(self, label: str, planned_s: float, done_s: float | None = None) -> None: ...
+    def start_step(
+        self,
+        label: str,
+        planned_s: float,
+        done_s: float | None = None,
+        planned_bytes: int | None = None,
+    ) -> None: ...
 
     def set_live(self, text: str) -> None: ...
 
@@ -46,18 +53,17 @@ class SuiteOrder:
         item = self._position.get((None, block), last)
         return item, round_no, self._position.get((block, sub), last)
 
-    def planned_before(self, key: tuple[int, int, int]) -> float:
-        """Planned seconds of the suite before the step at ``key`` (round blocks before it
-        at their ``max`` rounds, as the display plans them)."""
+    def planned_before(self, key: tuple[int, int, int], rates: Rates) -> float:
+        """Planned seconds of the suite before the step at ``key`` with ``rates`` (round
+        blocks before it at their ``max`` rounds, as the display plans them)."""
         item, round_no, sub = key
-        before = 0.0
-        for earlier in self._items[:item]:
-            before += earlier.planned_max_s if isinstance(earlier, Rounds) else earlier.planned_s
+        seconds = rates.seconds
+        before = sum(item_seconds(earlier, rates) for earlier in self._items[:item])
         if item < len(self._items) and isinstance(block := self._items[item], Rounds):
-            before += max(0, round_no - 1) * block.round_s
-            before += sum(s.planned_s for s in block.steps[:sub])
+            before += max(0, round_no - 1) * sum(seconds(s) for s in block.steps)
+            before += sum(seconds(s) for s in block.steps[:sub])
         if item < len(self._items) and isinstance(sweep := self._items[item], Sweep):
-            before += sub * sweep.workload.planned_s
+            before += sub * seconds(sweep.workload)
         return before
 
     def label(self, record: StepRecord) -> str:
@@ -72,13 +78,26 @@ class SuiteOrder:
 
 
 class Gate:
-    """Lockstep across hosts (see the module documentation); the display counts them as
-    ``noun`` (targets, for several targets of this machine)."""
+    """Lockstep across hosts (see the module documentation); each step is planned with
+    ``rates`` (:mod:`ssdlab.estimate`); the display counts the hosts as ``noun`` (targets,
+    for several targets of this machine) and, with ``bytes_progress`` (every host's target
+    of one size), shows a size-based step's progress in bytes."""
 
-    def __init__(self, order: SuiteOrder, display: FleetDisplay, hosts: int, noun: str = "host"):
+    def __init__(
+        self,
+        order: SuiteOrder,
+        rates: Rates,
+        display: FleetDisplay,
+        hosts: int,
+        noun: str = "host",
+        *,
+        bytes_progress: bool = False,
+    ):
         self._noun = noun
+        self._bytes_progress = bytes_progress
         self._cond = threading.Condition()
         self._order = order
+        self._rates = rates
         self._display = display
         self._total = self._active = hosts
         self._waiting: dict[str, tuple[tuple[int, int, int], Step, str]] = {}
@@ -133,10 +152,12 @@ class Gate:
         self._released.update(batch)
         self._running = set(batch)
         self._batch = len(batch)
+        estimate = self._rates.step_time(step)
         self._display.start_step(
             f"{label} on {len(batch)} of {plural(self._total, self._noun)}",
-            step.planned_s,
-            done_s=self._order.planned_before(first),
+            estimate.seconds,
+            done_s=self._order.planned_before(first, self._rates),
+            planned_bytes=estimate.planned_bytes if self._bytes_progress else None,
         )
         self._show_running()
         self._cond.notify_all()

@@ -28,7 +28,9 @@ for the others. fio's client never gives up on a server that stops answering, so
 overruns its planned time by ``grace_s`` is stopped and marked failed.
 
 What the user sees: the gate starts each step on the fleet's display at its place in the
-suite (round blocks planned at their most rounds) and counts the hosts still running it; each
+suite (round blocks planned at their most rounds; each step estimated as a local run's, with
+the default rates of the slowest member's target class and the largest target,
+:meth:`~ssdlab.estimate.Rates.slowest`) and counts the hosts still running it; each
 host's results and round verdicts are lines prefixed with the host. fio's client prints no
 status line while it writes JSON (its ETA display is skipped for JSON output, also with
 ``--eta=always`` or ``--output-format=json+,normal``), and ``--status-interval`` in client
@@ -37,7 +39,8 @@ live, and they would count every job again). But the client still asks every ser
 ETA each second, so each client's connection goes through a relay (:mod:`.live`) that reads
 the replies: a host on fio's default port gets a row with fio's own progress, ETA and live
 rates, the step's row their sum; the step's progress is its time run against its planned
-time and the hosts still running it.
+time and the hosts still running it, or, for a size-based step when every member's target
+has one size, the least share of its bytes any host's fio reports done.
 
 Several targets of this machine (``ssdlab run --target A --target B``) run in lockstep the
 same way: each :class:`~ssdlab.fleet.hosts.LocalTarget` is a member served by a fio server of
@@ -60,6 +63,7 @@ from rich.console import Console
 
 from ..console import plural
 from ..errors import SsdlabError
+from ..estimate import Rates, suite_seconds
 from ..execute import Display, FleetHook, RunHook, RunInterrupted, StepExecutor
 from ..fio import fio_version
 from ..lock import target_lock
@@ -135,7 +139,7 @@ class _HostDisplay:
         self.print(message)
         self._gate.done(self._who)
 
-    def start_step(self, label: str, planned_s: float) -> None:
+    def start_step(self, label: str, planned_s: float, planned_bytes: int | None = None) -> None:
         """Steps start through the gate, which reports them for the whole fleet."""
 
     def add_planned(self, seconds: float) -> None:
@@ -207,6 +211,14 @@ def _prepare(
             f"a fio server of its own on a private socket, with {client_version}"
         )
     manifest.notes = [n for n in manifest.notes if not n.startswith("fleet member:")] + [note]
+
+
+def _run_size(target: TargetInfo, file_bytes: int | None) -> TargetInfo:
+    """Another machine's target as the run leaves it: a file of ``file_bytes`` when given
+    (fio lays out a writing suite's file to that size)."""
+    if target.kind != "file" or file_bytes is None:
+        return target
+    return target.model_copy(update={"size_bytes": file_bytes})
 
 
 def _same_target(out: Path, manifest: Manifest, target: TargetInfo) -> None:
@@ -367,11 +379,21 @@ def run_fleet(
                 )
 
         entries: dict[str, tuple[ServerInfo | None, str | None]] = {}
-        display = RunDisplay(
-            f"suite {suite.name} on {plural(len(pending), noun)}", suite.planned_max_s, console
-        )
+        member_targets = [
+            (
+                manifests[h.dirname].target or targets[h]  # a local one is ready: its size
+                if isinstance(h, LocalTarget)
+                else _run_size(targets[h], file_bytes if suite.writes else None),
+                h.server in here,
+            )
+            for h in reached
+        ]
+        rates = Rates.slowest(member_targets)
+        title = f"suite {suite.name} on {plural(len(pending), noun)}"
+        display = RunDisplay(title, suite_seconds(suite, rates), console)
         order = SuiteOrder(suite)
-        gate = Gate(order, display, len(reached), noun)
+        sizes = {target.size_bytes for target, _ in member_targets}
+        gate = Gate(order, rates, display, len(reached), noun, bytes_progress=len(sizes) == 1)
         clients = Clients(grace_s, readonly=not suite.writes, on_status=display.host_status)
         members: list[_Member] = []
         for host in pending:
