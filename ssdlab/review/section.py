@@ -1,18 +1,24 @@
-"""What a report section shows, and the registry of each report notebook's sections."""
+"""What a report section shows, and the registry of each report notebook's sections.
+
+Altair is never imported here (a part is a chart only once its maker loaded it), so a
+command printing a section's table (``ssdlab qos check``) starts without it."""
 
 from __future__ import annotations
 
 import html
+import sys
 import weakref
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from functools import wraps
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
-import altair as alt
 import polars as pl
 
 from ..tables import html_table
+
+if TYPE_CHECKING:
+    import altair as alt
 
 T = TypeVar("T")
 
@@ -41,6 +47,8 @@ def table(frame: pl.DataFrame, caption: str | None = None, **options: Any) -> An
 
 def _chart_rows(chart: Any) -> int | None:
     """Rows of data a chart and its layers or panels draw; None when unknown."""
+    import altair as alt  # loaded already: a chart was made
+
     counts = []
     data = getattr(chart, "data", alt.Undefined)
     if isinstance(data, pl.DataFrame):
@@ -56,9 +64,15 @@ def _chart_rows(chart: Any) -> int | None:
     return sum(counts) if counts else None
 
 
+def _is_chart(part: Any) -> bool:
+    """Whether ``part`` is an altair chart; without altair loaded, nothing is."""
+    alt = sys.modules.get("altair")
+    return alt is not None and isinstance(part, alt.TopLevelMixin)
+
+
 def is_empty(part: Any) -> bool:
     """Whether a section part shows nothing: a table without rows, a chart without data."""
-    if isinstance(part, alt.TopLevelMixin):
+    if _is_chart(part):
         return _chart_rows(part) == 0
     return getattr(part, "rows", None) == 0
 
@@ -82,7 +96,7 @@ class Section:
 
     @property
     def charts(self) -> list[alt.TopLevelMixin]:
-        return [p for p in self.parts if isinstance(p, alt.TopLevelMixin)]
+        return [p for p in self.parts if _is_chart(p)]
 
     def _ipython_display_(self) -> None:
         from IPython.display import HTML, display
