@@ -419,12 +419,15 @@ def test_review_shows_every_section_with_data(rendered: Path, artifacts: Path) -
     for name, shown in sections.items():
         assert "missing" not in shown and shown, name
     assert not dom.select(".ssdlab-missing")
-    closing = dom.select(".ssdlab-main p")[-1].get_text(" ", strip=True)
+    *_, closing, unasked = [p.get_text(" ", strip=True) for p in dom.select(".ssdlab-main p")]
     assert closing.startswith("Not measured in this run: ")
     named = closing.removeprefix("Not measured in this run: ").rstrip(".").split(", ")
     assert sorted(named) == sorted(
-        n.lower() if not n.startswith(("QoS", "ACT")) else n for n in WITHOUT_DATA
+        n.lower() if not n.startswith("ACT") else n for n in WITHOUT_DATA - {"QoS targets"}
     )
+    # no QoS profile was given: not a measurement the run lacks, and the page says how to ask
+    assert unasked.startswith("Not asked for: QoS targets. No QoS profile given: ")
+    assert "ssdlab report --qos" in unasked
     for name in (
         "Steady state",
         "Performance consistency",

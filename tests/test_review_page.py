@@ -133,12 +133,18 @@ def test_sections_without_data_are_left_out_and_named_at_the_end(
     assert "Queue-depth scaling" not in shown and "Steady state" not in shown
     assert {"Test setup", "Headline figures", "Latency QoS", "All results"} <= set(shown)
     listed = _closing(page, "Not measured in this run")
-    assert len(listed) == len(missing) and len(shown) + len(listed) == len(drive.SECTIONS.names)
+    texts = [p.get_text() for p in page.select(".ssdlab-main p")]
+    unasked = [t for t in texts if t.startswith("Not asked for")]  # no QoS profile given
+    assert len(unasked) == 1
+    assert unasked[0].startswith("Not asked for: QoS targets. No QoS profile given")
+    assert len(listed) + 1 == len(missing)
+    assert len(shown) + len(listed) + 1 == len(drive.SECTIONS.names)
     assert {"queue-depth scaling", "steady state", "power and efficiency", "ACT"} <= set(listed)
+    assert "QoS targets" not in listed  # not asked for: not something the run did not measure
     # the contents list only the sections shown
     assert [a.get_text() for a in page.select(".ssdlab-toc a")] == shown
-    # the closing line is the page's last text
-    assert page.select(".ssdlab-main p")[-1].get_text().startswith("Not measured in this run")
+    # the closing lines are the page's last text
+    assert texts[-2].startswith("Not measured in this run") and texts[-1] == unasked[0]
 
 
 def test_a_comparison_leaves_out_its_sections_without_data_too(psync: Path, tmp_path: Path) -> None:

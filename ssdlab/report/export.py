@@ -19,7 +19,7 @@ from traitlets.config import Config
 from ..atomic import write_error
 from ..errors import ReportError, SsdlabError
 from ..resources import templates_dir
-from ..review.section import MISSING_KEY
+from ..review.section import MISSING_KEY, UNASKED_KEY
 from ._files import remove, write_file
 from .renderer import VEGALITE_MIME, chart_title, vegalite_version
 
@@ -102,12 +102,20 @@ def _topic(heading: str) -> str:
     return name[:1].lower() + name[1:] if first[1:] == first[1:].lower() else name
 
 
+def _unasked(cell: nbformat.NotebookNode) -> list[str]:
+    """What a missing section's cell says of sections nobody asked for (how to ask)."""
+    return [o.metadata[MISSING_KEY] for o in cell.outputs if o.metadata.get(UNASKED_KEY)]
+
+
 def hide_missing(nb: nbformat.NotebookNode) -> nbformat.NotebookNode:
     """``nb`` without the sections that have no data (a cell showing only missing-data notes,
     and the markdown cells before it: heading and introduction), and one closing markdown
-    line naming them (``Not measured in this run: steady state, power and efficiency.``)."""
+    line naming them (``Not measured in this run: steady state, power and efficiency.``);
+    a section nobody asked for (a QoS section without a profile) is named apart, with how
+    to ask for it (``Not asked for: QoS targets. No QoS profile given: ...``)."""
     kept: list[nbformat.NotebookNode] = []
     hidden: list[str] = []
+    unasked: list[str] = []
     for cell in nb.cells:
         if not _is_missing(cell):
             kept.append(cell)
@@ -116,12 +124,17 @@ def hide_missing(nb: nbformat.NotebookNode) -> nbformat.NotebookNode:
         while kept and kept[-1].cell_type == "markdown":
             intro.insert(0, kept.pop())
         headings = [h.text for c in intro for h in markdown_headings(c.source)]
-        if headings:
+        if not headings:
+            continue
+        if how := _unasked(cell):
+            unasked.append(f"Not asked for: {_topic(headings[0])}. {' '.join(how)}")
+        else:
             hidden.append(_topic(headings[0]))
-    if not hidden:
+    if not hidden and not unasked:
         return nb
     opening = nb.metadata.get("ssdlab", {}).get("not_shown", NOT_SHOWN)
-    closing = nbformat.v4.new_markdown_cell(f"{opening}: {', '.join(hidden)}.")
+    lines = [f"{opening}: {', '.join(hidden)}."] if hidden else []
+    closing = nbformat.v4.new_markdown_cell("\n\n".join([*lines, *unasked]))
     return nbformat.from_dict({**nb, "cells": [*kept, closing]})
 
 

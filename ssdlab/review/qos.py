@@ -146,7 +146,8 @@ def qos_section(drive: DriveAnalysis, profile: str | Path | Profile | None) -> S
         return Section(
             missing="No QoS profile given: render the review with ssdlab report --qos "
             f"NAME|FILE (built-in: {', '.join(builtin_profiles())}) to judge each workload "
-            "against latency, throughput and exceedance targets."
+            "against latency, throughput and exceedance targets.",
+            asked=False,
         )
     profile = load_profile(profile)
     verdicts = judge(drive, profile)

@@ -34,6 +34,9 @@ NO_ROWS = "No data: the run has no measured fio step for these charts and tables
 #: the output metadata key marking a section shown as missing: an exported report drops its
 #: cell and heading (:func:`ssdlab.report.export.hide_missing`)
 MISSING_KEY = "ssdlab_missing"
+#: display metadata key of a section not shown because nobody asked for it (a QoS section
+#: without a profile), not for want of data
+UNASKED_KEY = "ssdlab_unasked"
 
 
 def table(frame: pl.DataFrame, caption: str | None = None, **options: Any) -> Any:
@@ -81,12 +84,15 @@ def is_empty(part: Any) -> bool:
 class Section:
     """What one report section shows: findings, then charts and tables, or what is missing.
 
-    ``key``: the findings a report's key findings repeat (None: its first ones)."""
+    ``key``: the findings a report's key findings repeat (None: its first ones);
+    ``asked``: False for a section that is missing because it was not asked for (its
+    ``missing`` says how to ask), not for want of data."""
 
     findings: list[str] = field(default_factory=list)
     parts: list[Any] = field(default_factory=list)
     missing: str | None = None
     key: list[str] | None = None
+    asked: bool = True
 
     def __post_init__(self) -> None:
         given = bool(self.parts)
@@ -103,7 +109,8 @@ class Section:
 
         if self.missing is not None:
             shown = HTML(f'<p class="ssdlab-missing">{html.escape(self.missing)}</p>')
-            display(shown, metadata={MISSING_KEY: self.missing})
+            unasked = {} if self.asked else {UNASKED_KEY: True}
+            display(shown, metadata={MISSING_KEY: self.missing, **unasked})
             return
         if self.findings:
             display(HTML(findings_html(self.findings)))
