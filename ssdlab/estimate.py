@@ -4,12 +4,13 @@ A time-based step takes its ``startdelay`` + ramp + runtime. A size-based step (
 ends when its planned bytes (:func:`~ssdlab.fio_options.planned_io_bytes`) are moved, so it
 takes bytes / rate, bounded by its time cap (``runtime_s``). A rate depends on the I/Os a
 step keeps in flight (:func:`in_flight`: iodepth x numjobs, one per job for a synchronous
-engine): by Little's law, IOPS = in flight / latency, up to what the target does at most.
-The rate is measured in an earlier step of the run when one ran a like workload
-(:meth:`Rates.learned`): the same direction and access pattern, nearest in I/Os in flight,
-then in block size; its IOPS scaled to this step's I/Os in flight (more in flight is
-counted faster only up to the larger of that step's and the class's top IOPS and MB/s), in
-bytes its IOPS x the smaller of the two blocks (a larger block is not counted faster).
+engine or buffered libaio): by Little's law, IOPS = in flight / latency, up to what the
+target does at most. The rate is measured in an earlier step of the run when one ran a like workload
+(:meth:`Rates.learned`): the same direction and access pattern, nearest in mean I/O size
+(:func:`mean_io_bytes`), then in I/Os in flight; its IOPS scaled to this step's I/Os in
+flight (more in flight is counted faster only up to the larger of that step's and the
+class's top IOPS and MB/s), in bytes its IOPS x the smaller of the two mean I/O sizes (a
+larger block is not counted faster).
 Else it is a conservative default for the target's class (:data:`DEFAULTS`). Every step
 also counts :data:`STEP_START_S` for fio's start and ssdlab's bookkeeping around it.
 """
@@ -29,7 +30,7 @@ from .fio_options import MIXED_BS_OPTIONS, SWEEP_OWN, planned_io_bytes
 from .manifest import TargetInfo
 from .suite import Rounds, Step, Suite, Sweep
 from .tables import format_bytes
-from .units import fio_seconds
+from .units import fio_seconds, parse_size
 from .vocab import MIXED_RW, READ_RW, SYNC_ENGINES, TRIM_RW
 
 __all__ = [
@@ -42,6 +43,7 @@ __all__ = [
     "TargetClass",
     "in_flight",
     "item_seconds",
+    "mean_io_bytes",
     "suite_seconds",
     "target_class",
     "workload_key",
@@ -127,8 +129,36 @@ def workload_key(step: Step) -> tuple[str, str]:
 
 def in_flight(step: Step) -> int:
     """The I/Os ``step`` keeps in flight: iodepth x numjobs; a synchronous engine's job
-    has one at a time whatever its iodepth."""
-    return step.numjobs * (1 if step.ioengine in SYNC_ENGINES else step.iodepth)
+    (and buffered libaio's) has one at a time whatever its iodepth."""
+    one = step.ioengine in SYNC_ENGINES or (step.ioengine == "libaio" and not step.direct)
+    return step.numjobs * (1 if one else step.iodepth)  # buffered libaio waits per I/O
+
+
+def mean_io_bytes(step: Step) -> float:
+    """The mean size of ``step``'s I/Os: its ``bs``, or the weighted mean of its ``bssplit``
+    (the write list of a writing step when it gives one per direction; an entry without a
+    share takes an equal part of what the others leave), or the middle of its ``bsrange``
+    (``bs`` when fio's notation is not read here)."""
+    try:
+        if split := str(step.options.get("bssplit", "")):
+            lists = split.split(",")
+            writes = step.rw not in READ_RW and len(lists) > 1 and lists[1]
+            entries = [e.partition("/") for e in (lists[1] if writes else lists[0]).split(":")]
+            free = [size for size, _, share in entries if not share]
+            left = max(0.0, 100 - sum(float(share) for _, _, share in entries if share))
+            weights = [
+                (parse_size(size), float(share) if share else left / len(free))
+                for size, _, share in entries
+            ]
+            total = sum(w for _, w in weights)
+            return sum(b * w for b, w in weights) / total if total > 0 else float(step.bs_bytes)
+        for key in ("bsrange", "blocksize_range"):
+            if value := str(step.options.get(key, "")):
+                low, _, high = value.split(",")[0].partition("-")
+                return (parse_size(low) + parse_size(high or low)) / 2
+    except ValueError:
+        pass
+    return float(step.bs_bytes)
 
 
 def startdelay_s(step: Step) -> float:
@@ -147,11 +177,11 @@ class Rate:
 
 @dataclass(frozen=True)
 class Measured:
-    """A finished step's rate: bytes/s and IOPS over its fio runtime, its block size and
-    its I/Os in flight."""
+    """A finished step's rate: bytes/s and IOPS over its fio runtime, its mean I/O size
+    (:func:`mean_io_bytes`) and its I/Os in flight."""
 
     step: str
-    bs_bytes: int
+    bs_bytes: float
     in_flight: int
     bw_bytes_s: float
     iops: float
@@ -211,16 +241,16 @@ class Rates:
         return cls(min(classes, key=lambda c: DEFAULTS[c].bw_bytes_s), size)
 
     def rate(self, step: Step) -> Rate:
-        """``step``'s rate: measured at the nearest block size of a like workload, else the
-        class default (see the module documentation)."""
-        bs, flight, pattern = step.bs_bytes, in_flight(step), workload_key(step)[1]
+        """``step``'s rate: measured by the like workload nearest in block size, then in
+        I/Os in flight, else the class default (see the module documentation)."""
+        bs, flight, pattern = mean_io_bytes(step), in_flight(step), workload_key(step)[1]
         default = DEFAULTS[self.target_class]
         if like := self.measured.get(workload_key(step)):
             near = min(
                 like,
                 key=lambda m: (
+                    abs(math.log(m.bs_bytes / bs)),
                     abs(math.log(m.in_flight / flight)),
-                    abs(m.bs_bytes - bs),
                     -m.bs_bytes,
                 ),
             )
@@ -253,14 +283,14 @@ class Rates:
     def learned(self, step: Step, jobs: pl.DataFrame) -> Rates:
         """These rates and the one ``step`` measured (fio's per-direction rows ``jobs``:
         bytes and I/Os over the longest runtime); unchanged for a step held below what the
-        target does or one that moved nothing."""
+        target does or one that moved nothing (or whose I/Os fio did not count)."""
         runtime = float(jobs["runtime_s"].max() or 0) if jobs.height else 0.0
         moved = int(jobs["io_bytes"].sum()) if jobs.height else 0
-        if not _HELD.isdisjoint(step.options) or runtime <= 0 or moved <= 0:
+        ios = float(jobs["total_ios"].sum() or 0) if jobs.height else 0.0
+        if not _HELD.isdisjoint(step.options) or min(runtime, moved, ios) <= 0:
             return self
         flight = in_flight(step)
-        ios = float(jobs["total_ios"].sum())
-        new = Measured(step.name, step.bs_bytes, flight, moved / runtime, ios / runtime)
+        new = Measured(step.name, mean_io_bytes(step), flight, moved / runtime, ios / runtime)
         key = workload_key(step)
         kept = tuple(
             m

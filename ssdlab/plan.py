@@ -135,15 +135,17 @@ def plan(options: RunOptions) -> Plan:
     size = max(o.target_size or default_file_size(suite, o.scale), MIN_FILE_BYTES)  # as run
     writes = suite.writes or o.purge
     kind: Literal["target", "targets", "hosts"]
+    members: list[tuple[TargetInfo, bool]] = []  # several: the targets and if on this machine
     if o.hosts:
         kind = "hosts"
-        targets, path = _plan_hosts(prepared, o.hosts, problems)
+        targets, path, members = _plan_hosts(prepared, o.hosts, problems, size=size)
     elif len(o.targets) > 1:
         from .fleet.hosts import local_targets
 
         kind = "targets"
         several = local_targets(o.targets)  # refused: listed twice, a path fio cannot take
         targets = _plan_targets(prepared, several, problems, size=size, writes=writes)
+        members = [(t.target, True) for t in targets if t.target is not None]
         path = several[0].name
     else:
         kind = "target"
@@ -152,6 +154,7 @@ def plan(options: RunOptions) -> Plan:
     jobs = suite_jobs(suite, path, pinned_clocksource(host_info()))
     problems += check_job_files(jobs, binary=binary)
     first = next((t.target for t in targets if t.target is not None), None)
+    slowest = Rates.slowest(members)  # several run in lockstep: as the fleet's bar plans
     return Plan(
         suite=suite,
         out=o.out,
@@ -164,33 +167,42 @@ def plan(options: RunOptions) -> Plan:
         job_files=len(jobs),
         fio_version=fio_version(binary),
         problems=problems,
-        estimate=Estimate.of(suite, Rates.of(first, size)),
+        estimate=Estimate.of(suite, Rates.of(first, size) if kind == "target" else slowest),
     )
 
 
 def _plan_hosts(
-    prepared: PreparedRun, hosts: str, problems: list[str]
-) -> tuple[list[PlannedTarget], str]:
+    prepared: PreparedRun,
+    hosts: str,
+    problems: list[str],
+    *,
+    size: int,
+) -> tuple[list[PlannedTarget], str, list[tuple[TargetInfo, bool]]]:
     """The hosts of a fleet (not contacted) and the target their job files are checked with
     (the first host's, or :data:`HOST_PLAN_TARGET` for its default file); their targets
     judged as the run judges them before it starts (those on this machine's addresses as
-    local ones; elsewhere, writing needs ``--destroy-data``)."""
-    from .fleet.hosts import judge_targets, parse_hosts, servers_here
+    local ones; elsewhere, writing needs ``--destroy-data``), as the run plans with them
+    (a written file of ``size``), each with whether it is on this machine."""
+    from .fleet.hosts import judge_targets, parse_hosts, run_size, servers_here
     from .fleet.store import fleet_token
 
     o = prepared.options
     listed = parse_hosts(hosts)
+    members: list[tuple[TargetInfo, bool]] = []
     try:
         token = fleet_token(o.out, prepared.suite, listed, "hosts")
         local, _ = servers_here(listed, {})  # not probed: by their addresses
         writes = prepared.suite.writes or o.purge
-        judge_targets(
+        judged = judge_targets(
             listed, token, writes=writes, destroy_data=o.destroy_data, local=local, root=o.out
         )
+        laid_out = size if prepared.suite.writes else None
+        members = [(run_size(t, laid_out), h.server in local) for h, t in judged.items()]
     except SsdlabError as exc:
         problems.append(str(exc))
     targets = [PlannedTarget(host.name, prepared.options.out / host.dirname) for host in listed]
-    return targets, listed[0].target or HOST_PLAN_TARGET  # parse_hosts lists one at least
+    path = listed[0].target or HOST_PLAN_TARGET  # parse_hosts lists one at least
+    return targets, path, members
 
 
 def _plan_target(

@@ -20,6 +20,7 @@ other hosts show only in the count of hosts still running.
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import threading
 import time
@@ -199,6 +200,7 @@ class RunDisplay:
             if status is None or self._step is None:
                 if row is not None:
                     self._progress.remove_task(row[0])
+                self._slowest_host()
                 self._refresh()
                 return
             # a pulsing bar until fio knows how far the host is
@@ -207,10 +209,10 @@ class RunDisplay:
                 if row
                 else self._progress.add_task(f"  {name}", total=None, eta="?", live="")
             )
+            if status.percent is None and row is not None:  # a gap in fio's replies
+                status = dataclasses.replace(status, percent=row[1].percent)
             self._hosts[name] = (task, status)
-            done = [s.percent for _, s in self._hosts.values() if s.percent is not None]
-            if self._step_bytes is not None and done:  # a fleet's step: its slowest host's
-                self._step_percent = min(done)
+            self._slowest_host()
             self._progress.update(
                 task,
                 total=None if status.percent is None else 100,  # None: unchanged
@@ -219,6 +221,12 @@ class RunDisplay:
                 live=_rate(status.iops, status.bw_bytes_s),
             )
             self._refresh()
+
+    def _slowest_host(self) -> None:
+        """A fleet's size-based step is as far as its slowest host still running it (one
+        that has not said how far it is: at 0)."""
+        if self._step_bytes is not None and self._hosts:
+            self._step_percent = min(s.percent or 0 for _, s in self._hosts.values())
 
     def _clear_hosts(self) -> None:
         for task, _ in self._hosts.values():

@@ -164,9 +164,9 @@ class Step(BaseModel):
 
     @property
     def cap_s(self) -> float:
-        """The most seconds the step runs: its ramp and ``runtime_s`` (a size-based step
-        without a time cap: its ramp only; how long a step takes is
-        :mod:`ssdlab.estimate`'s)."""
+        """The most seconds fio runs the step's I/O: its ramp and ``runtime_s`` (a size-based
+        step without a time cap: its ramp only; not its ``startdelay``; how long a step
+        takes is :mod:`ssdlab.estimate`'s)."""
         return self.ramp_s + (self.runtime_s or 0.0)
 
     @property

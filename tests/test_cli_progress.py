@@ -311,6 +311,11 @@ def test_fleet_hosts_reporting_live_get_rows_and_the_step_their_summed_rates(
     display.host_status("lab1:8765 /x", FioStatus(percent=50, iops=3000, bw_bytes_s=2e6))
     display.host_status("lab2:8765 /x", FioStatus(percent=25, iops=1000, bw_bytes_s=1e6))
     assert display.step_fraction() == 0.25
+    display.host_status("lab2:8765 /x", FioStatus(iops=1000, bw_bytes_s=1e6))  # a gap
+    assert display.step_fraction() == 0.25  # its last share kept: no step back
+    display.host_status("lab3:8765 /x", FioStatus(iops=10, bw_bytes_s=1e4))  # not said yet
+    assert display.step_fraction() == 0
+    display.host_status("lab3:8765 /x", None)
     row = rows()[1]
     assert row.startswith("fill on 2 of 2 hosts 25% ETA") and "1 GB of 4 GB" in row
 

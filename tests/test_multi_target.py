@@ -21,13 +21,14 @@ import ssdlab
 import ssdlab.fleet.run
 from ssdlab.discover import parent_of_runs
 from ssdlab.errors import InputError, SsdlabError
-from ssdlab.estimate import STEP_START_S, Rates
+from ssdlab.estimate import STEP_START_S, Rates, target_class
 from ssdlab.fleet import FleetFailed, load_fleet
 from ssdlab.fleet.hosts import local_targets
 from ssdlab.fleet.local import local_servers
 from ssdlab.fleet.targets import run_targets
 from ssdlab.layout import SERVERS_RECORD
 from ssdlab.lock import results_lock
+from ssdlab.manifest import TargetInfo
 from ssdlab.progress import RunDisplay
 from ssdlab.report.batch import fleet_title
 from ssdlab.review.compare import load_comparison
@@ -427,7 +428,7 @@ def test_lockstep_plans_a_fill_from_its_bytes_not_its_time_cap(
     files = [tmp_path / "a.bin", tmp_path / "b.bin"]
     run_targets(load_suite(_suite(tmp_path, SIZED)), files, tmp_path / "out", target_size=size)
     (display,) = shown
-    rates = Rates("file", size)  # tmp_path: a file on a disk's file system here
+    rates = Rates(target_class(TargetInfo(path=str(files[0]), kind="file")), size)
     fill = rates.step_time(load_suite(_suite(tmp_path, SIZED)).steps[1])
     assert fill.planned_bytes == 2 * size and fill.seconds < 60
     assert starts == [

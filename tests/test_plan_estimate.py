@@ -8,6 +8,7 @@ import subprocess
 from pathlib import Path
 
 import pytest
+from conftest import Loops, needs_loop, sh
 
 from ssdlab.estimate import (
     DEFAULTS,
@@ -15,6 +16,7 @@ from ssdlab.estimate import (
     STEP_START_S,
     Rates,
     in_flight,
+    mean_io_bytes,
     target_class,
 )
 from ssdlab.io.fio_json import read_fio_json
@@ -48,12 +50,12 @@ ioengine = "null"
 """
 
 
-def _fio_jobs(tmp_path: Path, rw: str, bs: str) -> object:
+def _fio_jobs(tmp_path: Path, rw: str, bs: str, *options: str) -> object:
     """fio's rows of a real, tiny null-engine run of ``rw`` at ``bs``."""
     out = tmp_path / f"{rw}-{bs}.json"
     subprocess.run(
         ["fio", "--name=m", "--ioengine=null", f"--rw={rw}", f"--bs={bs}", "--size=64m",
-         "--output-format=json+", f"--output={out}"],
+         "--output-format=json+", f"--output={out}", *options],
         check=True, capture_output=True,
     )  # fmt: skip
     return read_fio_json(out).jobs
@@ -144,3 +146,62 @@ def test_the_plan_estimates_size_based_steps_from_their_bytes(tmp_path: Path) ->
     total = RUN_START_S + fill.seconds + read.seconds  # and the run's own start, once
     assert estimate.seconds == pytest.approx(total) == estimate.steady_s
     assert estimate.seconds < 60  # not the fill's 24-hour cap
+
+
+JESD219_SPLIT = "512/4:1k/1:1536/1:2k/1:2560/1:3k/1:3584/1:4k/67:8k/10:16k/7:32k/3:64k/3"
+
+
+def test_mixed_block_sizes_are_rated_by_their_mean_io(tmp_path: Path) -> None:
+    """A bssplit step's I/Os average its split's weighted mean (JESD219's: 7.635 KiB, not
+    its nominal 4k): a like step is estimated at the bytes/s fio measured, not at its IOPS x
+    the nominal block; a step fio counted no I/Os of teaches nothing."""
+    split = {"bssplit": JESD219_SPLIT}
+    step = _step(rw="randwrite", bs="4k", options=split)
+    assert mean_io_bytes(step) == pytest.approx(7.635 * 1024)
+    assert mean_io_bytes(_step(options={"bssplit": "4k/50:64k,8k"})) == 8192  # write list
+    assert mean_io_bytes(_step(rw="read", options={"bssplit": "4k/50:60k,8k"})) == 32 * 1024
+    assert mean_io_bytes(_step(options={"bsrange": "4k-12k"})) == 8192
+    jobs = _fio_jobs(tmp_path, "randwrite", "4k", f"--bssplit={JESD219_SPLIT}")
+    moved, runtime = int(jobs["io_bytes"].sum()), float(jobs["runtime_s"].max())
+    measured = step.model_copy(update={"name": "m", "loops": None, "runtime_s": 1})
+    rates = Rates.of(None, 2**30).learned(measured, jobs)
+    assert rates.rate(step).bytes_s == pytest.approx(moved / runtime, rel=0.05)
+    none = jobs.with_columns(total_ios=0)
+    assert Rates.of(None, 2**30).learned(measured, none).measured == {}
+
+
+def test_steps_run_in_lockstep_are_planned_at_the_slowest_member(tmp_path: Path) -> None:
+    """A lockstep run's rates: the slowest class among its members (another machine's file:
+    a file on disk, its path not looked at here) and the largest size, unknown when one is."""
+    here = TargetInfo(path=str(tmp_path / "a.bin"), kind="file", size_bytes=2**30)
+    there = TargetInfo(path="/dev/shm/x.bin", kind="file", size_bytes=2**31)
+    assert Rates.slowest([(there, False)]).target_class == "file"
+    both = Rates.slowest([(here, True), (there, False)])
+    assert (both.target_class, both.target_bytes) == ("file", 2**31)
+    device = TargetInfo(path="/dev/nvme7n1", kind="block")  # a remote device: size unknown
+    mixed = Rates.slowest([(here, True), (device, False)])
+    assert (mixed.target_class, mixed.target_bytes) == ("device", None)
+    assert Rates.slowest([]).target_class == "device"
+
+
+@needs_loop  # root, to mount a tmpfs
+def test_a_plan_of_several_targets_plans_as_their_lockstep_run(
+    tmp_path: Path, loops: Loops
+) -> None:
+    """Targets run in lockstep are planned with the slowest member's class, as the run's bar
+    plans them: a file in memory (on a tmpfs this test mounts) beside a file on disk plans
+    as a file on disk."""
+    suite = tmp_path / "sized.toml"
+    suite.write_text(SIZED)
+    (tmp_path / "mnt-tmpfs").mkdir()
+    sh("mount", "-t", "tmpfs", "-o", "size=64m", "tmpfs", tmp_path / "mnt-tmpfs")
+    loops.mounted.append(tmp_path / "mnt-tmpfs")  # unmounted by the fixture
+    memory, disk = tmp_path / "mnt-tmpfs" / "memory.bin", tmp_path / "disk.bin"
+    options = RunOptions(suite, tmp_path / "out", targets=[memory, disk], target_size=32 * MIB)
+    planned = plan(options)
+    assert planned.kind == "targets" and not memory.exists() and not disk.exists()
+    classes = {target_class(t.target) for t in planned.targets if t.target is not None}
+    assert classes == {"memory", "file"} and planned.estimate.target_class == "file"
+    alone = plan(RunOptions(suite, tmp_path / "one", targets=[memory], target_size=32 * MIB))
+    assert alone.estimate.target_class == "memory"
+    assert alone.estimate.seconds < planned.estimate.seconds

@@ -353,6 +353,14 @@ def described_target(path: str) -> TargetInfo:
     return TargetInfo(path=path, kind="block" if path.startswith("/dev/") else "file")
 
 
+def run_size(target: TargetInfo, file_bytes: int | None) -> TargetInfo:
+    """Another machine's target as a run leaves it: a file of ``file_bytes`` when given
+    (fio lays out a writing suite's file to that size)."""
+    if target.kind != "file" or file_bytes is None:
+        return target
+    return target.model_copy(update={"size_bytes": file_bytes})
+
+
 def judge_targets(
     hosts: Sequence[Host],
     token: str,

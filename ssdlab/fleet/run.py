@@ -89,6 +89,7 @@ from .hosts import (
     described_target,
     judge_targets,
     judged_here,
+    run_size,
     servers_here,
 )
 from .local import SocketLink, local_fleet_hook, local_info, planned_local, ready_local
@@ -211,14 +212,6 @@ def _prepare(
             f"a fio server of its own on a private socket, with {client_version}"
         )
     manifest.notes = [n for n in manifest.notes if not n.startswith("fleet member:")] + [note]
-
-
-def _run_size(target: TargetInfo, file_bytes: int | None) -> TargetInfo:
-    """Another machine's target as the run leaves it: a file of ``file_bytes`` when given
-    (fio lays out a writing suite's file to that size)."""
-    if target.kind != "file" or file_bytes is None:
-        return target
-    return target.model_copy(update={"size_bytes": file_bytes})
 
 
 def _same_target(out: Path, manifest: Manifest, target: TargetInfo) -> None:
@@ -383,7 +376,7 @@ def run_fleet(
             (
                 manifests[h.dirname].target or targets[h]  # a local one is ready: its size
                 if isinstance(h, LocalTarget)
-                else _run_size(targets[h], file_bytes if suite.writes else None),
+                else run_size(targets[h], file_bytes if suite.writes else None),
                 h.server in here,
             )
             for h in reached
@@ -393,7 +386,8 @@ def run_fleet(
         display = RunDisplay(title, suite_seconds(suite, rates), console)
         order = SuiteOrder(suite)
         sizes = {target.size_bytes for target, _ in member_targets}
-        gate = Gate(order, rates, display, len(reached), noun, bytes_progress=len(sizes) == 1)
+        uniform = len(sizes) == 1 and None not in sizes
+        gate = Gate(order, rates, display, len(reached), noun, bytes_progress=uniform)
         clients = Clients(grace_s, readonly=not suite.writes, on_status=display.host_status)
         members: list[_Member] = []
         for host in pending:

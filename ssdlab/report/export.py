@@ -109,10 +109,10 @@ def _unasked(cell: nbformat.NotebookNode) -> list[str]:
 
 def hide_missing(nb: nbformat.NotebookNode) -> nbformat.NotebookNode:
     """``nb`` without the sections that have no data (a cell showing only missing-data notes,
-    and the markdown cells before it: heading and introduction), and one closing markdown
-    line naming them (``Not measured in this run: steady state, power and efficiency.``);
-    a section nobody asked for (a QoS section without a profile) is named apart, with how
-    to ask for it (``Not asked for: QoS targets. No QoS profile given: ...``)."""
+    and the markdown cells before it: heading and introduction), and a closing markdown
+    cell: one line naming them (``Not measured in this run: steady state, power.``); a
+    section nobody asked for (a QoS section without a profile) is named apart, with how to
+    ask for it (``Not asked for: QoS targets. No QoS profile given: ...``)."""
     kept: list[nbformat.NotebookNode] = []
     hidden: list[str] = []
     unasked: list[str] = []
