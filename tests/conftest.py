@@ -132,8 +132,10 @@ LONGEST_FILES = (
     "test_compare_honest.py",
     "test_latency_review.py",
     "test_fill.py",
+    "test_relayout_identical.py",
     "test_qos.py",
     "test_jesd219.py",
+    "test_startup_imports.py",
 )
 
 
